@@ -1,0 +1,90 @@
+#!/usr/bin/env node
+// Sets up a checkout on a machine that has only Node.js and npm, then runs one job:
+//   node scripts/bootstrap.mjs test [vitest args...]   (npm test)
+//   node scripts/bootstrap.mjs start [floot args...]   (npm start)
+// pnpm comes from npm (corepack cannot verify the registry's signatures here) into .tools/.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const [job, ...jobArgs] = process.argv.slice(2);
+const jobs = { test: runTests, start: startDaemon };
+
+if (!(job in jobs)) {
+  console.error(`bootstrap: unknown job ${JSON.stringify(job)}; expected one of: ${Object.keys(jobs).join(", ")}`);
+  process.exit(2);
+}
+
+const env = buildEnv();
+const pnpm = ensurePnpm();
+step("install", pnpm, ["install", "--frozen-lockfile", "--prefer-offline"]);
+jobs[job](jobArgs);
+
+function runTests(args) {
+  step("build", pnpm, ["run", "build"]);
+  step("test", pnpm, ["exec", "vitest", "run", ...args]);
+}
+
+function startDaemon(args) {
+  step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."]);
+  const floot = join(root, "apps/floot-daemon/bundle/floot.mjs");
+  if (!existsSync(floot)) {
+    console.error("bootstrap: the Floot daemon is not built yet (apps/floot-daemon); nothing to start.");
+    process.exit(1);
+  }
+  step("floot daemon", process.execPath, [floot, "daemon", ...args]);
+}
+
+function packageManagerVersion() {
+  const { packageManager } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const match = /^pnpm@(\d+\.\d+\.\d+)$/.exec(packageManager ?? "");
+  if (!match) throw new Error(`package.json packageManager must be pnpm@x.y.z, got ${packageManager}`);
+  return match[1];
+}
+
+function ensurePnpm() {
+  const version = packageManagerVersion();
+  const local = join(root, ".tools/node_modules/.bin/pnpm");
+  for (const candidate of ["pnpm", local]) {
+    const probe = spawnSync(candidate, ["--version"], { env, encoding: "utf8" });
+    if (probe.status === 0 && probe.stdout.trim() === version) return candidate;
+  }
+  console.error(`bootstrap: installing pnpm ${version} into .tools/ with npm`);
+  step("pnpm", "npm", [
+    "install",
+    "--prefix",
+    join(root, ".tools"),
+    "--no-save",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    `pnpm@${version}`,
+  ]);
+  return local;
+}
+
+function buildEnv() {
+  const result = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", DO_NOT_TRACK: "1" };
+  result.PATH = [join(root, ".tools/node_modules/.bin"), result.PATH].join(":");
+  // node-gyp (better-sqlite3) must build against the headers of the Node.js that runs it,
+  // which ship beside it; downloading them is impossible on a closed network.
+  const prefix = dirname(dirname(process.execPath));
+  if (!result.npm_config_nodedir && existsSync(join(prefix, "include/node/node.h"))) {
+    result.npm_config_nodedir = prefix;
+  }
+  return result;
+}
+
+function step(name, command, args) {
+  const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+  if (result.error) {
+    console.error(`bootstrap: ${name}: ${result.error.message}`);
+    process.exit(1);
+  }
+  if (result.status !== 0) {
+    console.error(`bootstrap: ${name} failed (${result.signal ?? `exit ${result.status}`})`);
+    process.exit(result.status ?? 1);
+  }
+}
