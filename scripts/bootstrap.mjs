@@ -2,6 +2,7 @@
 // Sets up a checkout on a machine that has only Node.js and npm, then runs one job:
 //   node scripts/bootstrap.mjs test [vitest args...]   (npm test)
 //   node scripts/bootstrap.mjs start [floot args...]   (npm start)
+//   node scripts/bootstrap.mjs check                   (npm run check: typecheck and lint)
 // pnpm comes from npm (corepack cannot verify the registry's signatures here) into .tools/.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const [job, ...jobArgs] = process.argv.slice(2);
-const jobs = { test: runTests, start: startDaemon };
+const jobs = { test: runTests, start: startDaemon, check: runChecks };
 
 if (!(job in jobs)) {
   console.error(`bootstrap: unknown job ${JSON.stringify(job)}; expected one of: ${Object.keys(jobs).join(", ")}`);
@@ -25,6 +26,11 @@ jobs[job](jobArgs);
 function runTests(args) {
   step("build", pnpm, ["run", "build"]);
   step("test", pnpm, ["exec", "vitest", "run", ...args]);
+}
+
+function runChecks() {
+  step("typecheck", pnpm, ["run", "typecheck"]);
+  step("lint", pnpm, ["run", "lint"]);
 }
 
 function startDaemon(args) {

@@ -1,3 +1,4 @@
 import { bridgeworksProject } from "../../vitest.shared.js";
 
-export default bridgeworksProject("test-harness");
+// Real clients take seconds per turn; a hang must still fail.
+export default bridgeworksProject("test-harness", { testTimeout: 120_000, hookTimeout: 60_000 });

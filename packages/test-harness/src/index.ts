@@ -1,1 +1,11 @@
-export {};
+export { type RealClient, type RealClientName, resolveRealClient } from "./clients.js";
+export {
+  createIsolatedEnvironment,
+  DOUBLE_API_KEY,
+  type IsolatedEnvironment,
+  type IsolatedEnvironmentOptions,
+  type SpawnInEnvironment,
+  writeCodexConfig,
+  writePiModels,
+} from "./environment.js";
+export { type ExitStatus, ProcessTracker, type TrackedProcess } from "./processes.js";
