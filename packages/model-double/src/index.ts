@@ -1,1 +1,27 @@
-export {};
+export type { IdGenerator } from "./plan.js";
+export type {
+  MatchableRequest,
+  RecordedRequest,
+  RecordedResponse,
+  RecordedToolCall,
+  RequestKind,
+} from "./recorded.js";
+export type { WaitOptions } from "./request-log.js";
+export {
+  ApiName,
+  InvalidScriptError,
+  MatchSpec,
+  parseScript,
+  type RequestPredicate,
+  Script,
+  ScriptError,
+  ScriptEvent,
+  type ScriptInput,
+  ScriptStep,
+  ScriptUsage,
+  StepResponse,
+  StopReason,
+  ToolNameSelector,
+} from "./script.js";
+export { loadScriptFile } from "./script-file.js";
+export { type ModelDouble, type ModelDoubleOptions, startModelDouble } from "./server.js";

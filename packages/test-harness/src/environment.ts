@@ -26,7 +26,11 @@ export interface IsolatedEnvironment {
   env: Record<string, string>;
   processes: ProcessTracker;
   /** Starts `command` (a real client's name or any path) inside the environment, tracked for cleanup. */
-  spawn(command: RealClientName | string, args: readonly string[], options?: SpawnInEnvironment): TrackedProcess;
+  spawn(
+    command: RealClientName | string,
+    args: readonly string[],
+    options?: SpawnInEnvironment,
+  ): TrackedProcess;
   /** Ends every process it started, by process group, then removes `root`. */
   dispose(): Promise<void>;
 }
@@ -59,7 +63,8 @@ export function createIsolatedEnvironment(options: IsolatedEnvironmentOptions = 
     tmp: join(root, "tmp"),
   };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const name of realClientNames) symlinkSync(resolveRealClient(name).executable, join(dirs.binDir, name));
+  for (const name of realClientNames)
+    symlinkSync(resolveRealClient(name).executable, join(dirs.binDir, name));
 
   const model = options.model ?? "claude-sonnet-4-5";
   const env: Record<string, string> = {

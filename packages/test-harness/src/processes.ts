@@ -59,7 +59,11 @@ export class ProcessTracker {
           };
           const timer = setTimeout(() => {
             finish();
-            reject(new Error(`${command}: expected output not seen within ${timeoutMs} ms\nstdout:\n${out}\nstderr:\n${err}`));
+            reject(
+              new Error(
+                `${command}: expected output not seen within ${timeoutMs} ms\nstdout:\n${out}\nstderr:\n${err}`,
+              ),
+            );
           }, timeoutMs);
           const finish = () => {
             clearTimeout(timer);
@@ -69,7 +73,9 @@ export class ProcessTracker {
           exited.then(() => {
             if (!outputWaiters.has(check)) return;
             finish();
-            reject(new Error(`${command} exited before the expected output\nstdout:\n${out}\nstderr:\n${err}`));
+            reject(
+              new Error(`${command} exited before the expected output\nstdout:\n${out}\nstderr:\n${err}`),
+            );
           });
           check();
         }),

@@ -18,7 +18,9 @@ describe("process tracker", () => {
   afterEach(() => tracker.endAll());
 
   test("ends a process and the children it left in its group, by pid", async () => {
-    const shell = tracker.spawn("sh", ["-c", "sleep 300 & echo $!; wait"], { stdio: ["ignore", "pipe", "pipe"] });
+    const shell = tracker.spawn("sh", ["-c", "sleep 300 & echo $!; wait"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const childPid = Number((await shell.waitForOutput((out) => out.includes("\n"), 10_000)).trim());
     expect(isAlive(childPid)).toBe(true);
 

@@ -1,0 +1,204 @@
+import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
+import { afterEach, describe, expect, test } from "vitest";
+import { createIsolatedEnvironment, type IsolatedEnvironment } from "../src/index.js";
+
+const turnTimeoutMs = 90_000;
+let double: ModelDouble | undefined;
+let environment: IsolatedEnvironment | undefined;
+
+afterEach(async () => {
+  await environment?.dispose();
+  await double?.close();
+  environment = undefined;
+  double = undefined;
+});
+
+function parseJsonLines(text: string): Array<Record<string, unknown>> {
+  return text
+    .split("\n")
+    .filter((line) => line.trim().startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+function toolResultText(body: unknown, toolUseId: string): string | undefined {
+  const messages = (body as { messages?: Array<{ content: unknown }> }).messages ?? [];
+  for (const message of messages) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Array<Record<string, unknown>>) {
+      if (block.type !== "tool_result" || block.tool_use_id !== toolUseId) continue;
+      const content = block.content;
+      if (typeof content === "string") return content;
+      return (content as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
+    }
+  }
+  return undefined;
+}
+
+function functionCallOutput(body: unknown, callId: string): string | undefined {
+  const input = (body as { input?: Array<Record<string, unknown>> }).input ?? [];
+  const item = input.find((entry) => entry.type === "function_call_output" && entry.call_id === callId);
+  return item === undefined ? undefined : String(item.output);
+}
+
+describe("claude -p against the model double", () => {
+  test("completes a text turn", async () => {
+    double = await startModelDouble({
+      steps: [{ response: { events: [{ type: "text", text: "HELLO FROM THE DOUBLE" }] } }],
+    });
+    environment = createIsolatedEnvironment({ modelUrl: double.url });
+    const claude = environment.spawn("claude", [
+      "-p",
+      "say hello",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+    ]);
+    const exit = await withTimeout(claude.exited, turnTimeoutMs, () => claude.stderr());
+
+    const result = parseJsonLines(claude.stdout()).find((line) => line.type === "result");
+    expect(exit.code, claude.stderr()).toBe(0);
+    expect(result).toMatchObject({ is_error: false, result: "HELLO FROM THE DOUBLE" });
+    expect(double.requests.some((request) => request.path.startsWith("/v1/messages"))).toBe(true);
+  });
+
+  test("completes a Bash tool_use turn and sends the command's output back", async () => {
+    double = await startModelDouble({
+      steps: [
+        {
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_harness_bash",
+                nameFrom: { equals: "Bash" },
+                input: { command: "printf 'HARNESS_%s' BASH_OK", description: "print a marker" },
+              },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_harness_bash" },
+          response: { events: [{ type: "text", text: "the command ran" }] },
+        },
+      ],
+    });
+    environment = createIsolatedEnvironment({ modelUrl: double.url });
+    const claude = environment.spawn("claude", [
+      "-p",
+      "run the marker command",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--allowedTools",
+      "Bash",
+    ]);
+    const exit = await withTimeout(claude.exited, turnTimeoutMs, () => claude.stderr());
+
+    expect(exit.code, claude.stderr()).toBe(0);
+    const followUp = double.requests.find(
+      (request) => toolResultText(request.body, "toolu_harness_bash") !== undefined,
+    );
+    expect(toolResultText(followUp?.body, "toolu_harness_bash")).toContain("HARNESS_BASH_OK");
+    const result = parseJsonLines(claude.stdout()).find((line) => line.type === "result");
+    expect(result).toMatchObject({ is_error: false, result: "the command ran" });
+  });
+});
+
+describe("codex exec --json against the model double", () => {
+  test("completes a text turn", async () => {
+    double = await startModelDouble({
+      steps: [{ response: { events: [{ type: "text", text: "CODEX TEXT OK" }] } }],
+    });
+    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
+    const codex = environment.spawn("codex", ["exec", "--json", "--skip-git-repo-check", "say hello"]);
+    const exit = await withTimeout(codex.exited, turnTimeoutMs, () => codex.stderr());
+
+    expect(exit.code, codex.stderr()).toBe(0);
+    const events = parseJsonLines(codex.stdout());
+    const messages = events.filter(
+      (event) =>
+        event.type === "item.completed" && (event.item as { type?: string }).type === "agent_message",
+    );
+    expect(messages.map((event) => (event.item as { text: string }).text)).toEqual(["CODEX TEXT OK"]);
+    expect(events.at(-1)).toMatchObject({ type: "turn.completed" });
+  });
+
+  test("completes an exec_command function-call turn", async () => {
+    double = await startModelDouble({
+      steps: [
+        {
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "call_harness_exec",
+                nameFrom: { equals: "exec_command" },
+                input: { cmd: "printf 'CODEX_%s' EXEC_OK" },
+              },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "call_harness_exec" },
+          response: { events: [{ type: "text", text: "exec finished" }] },
+        },
+      ],
+    });
+    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
+    const codex = environment.spawn("codex", [
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "run the marker command",
+    ]);
+    const exit = await withTimeout(codex.exited, turnTimeoutMs, () => codex.stderr());
+
+    expect(exit.code, codex.stderr()).toBe(0);
+    const followUp = double.requests.find(
+      (request) => functionCallOutput(request.body, "call_harness_exec") !== undefined,
+    );
+    expect(functionCallOutput(followUp?.body, "call_harness_exec")).toContain("CODEX_EXEC_OK");
+    const events = parseJsonLines(codex.stdout());
+    expect(events.at(-1)).toMatchObject({ type: "turn.completed" });
+  });
+});
+
+describe("pi -p against the model double", () => {
+  test("completes a turn through models.json", async () => {
+    double = await startModelDouble({
+      steps: [{ response: { events: [{ type: "text", text: "PI TURN OK" }] } }],
+    });
+    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "claude-double" });
+    const pi = environment.spawn("pi", [
+      "--no-session",
+      "--provider",
+      "double",
+      "--model",
+      "claude-double",
+      "-p",
+      "hi",
+    ]);
+    const exit = await withTimeout(pi.exited, turnTimeoutMs, () => pi.stderr());
+
+    expect(exit.code, pi.stderr()).toBe(0);
+    expect(pi.stdout().trim()).toBe("PI TURN OK");
+    const request = double.requests.find((entry) => entry.path.startsWith("/v1/messages"));
+    expect(request?.headers["x-api-key"]).toBe(environment.env.DOUBLE_API_KEY);
+  });
+});
+
+function withTimeout<T>(promise: Promise<T>, ms: number, describeState: () => string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms\n${describeState()}`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
