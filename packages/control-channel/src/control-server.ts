@@ -1,0 +1,258 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ControlToken, RetireOutcome, retireOutcomeHttpStatus } from "@bridgeworks/protocol";
+import { tokensEqual } from "./token.js";
+
+export const controlHost = "127.0.0.1";
+export const retirePath = "/retire";
+export const maxRetireBodyBytes = 1024;
+export const defaultAnswerWithinMs = 5000;
+
+/** How a retire ended: what the owner's supervised promise resolves to. */
+export type SettledRetireOutcome = Exclude<RetireOutcome, { status: "running" }>;
+
+/**
+ * Asks the owner to retire. The owner starts the work on its own supervision and returns a promise of
+ * how it ended; the server only waits on that promise, never runs the retire itself. A rejection counts
+ * as `failed` with the error's message.
+ */
+export type RequestRetire = () => Promise<SettledRetireOutcome>;
+
+export interface ControlServerOptions {
+  token: ControlToken;
+  retire: RequestRetire;
+  /** How long a request waits for the retire before answering 202 `running`. */
+  answerWithinMs?: number;
+}
+
+export interface ControlServer {
+  readonly host: typeof controlHost;
+  readonly port: number;
+  /** Stops listening and destroys every connection at once; never waits for a retire. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Refusal {
+  status: number;
+  error: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Serves only `POST /retire` on 127.0.0.1 (an ephemeral port). A request must carry
+ * `Authorization: Bearer <token>`, `Host: 127.0.0.1:<port>`, no `Origin`, and at most 1 KiB of JSON.
+ * No CORS request is ever approved. Concurrent requests join the retire that is running.
+ */
+export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
+  const token = ControlToken.parse(options.token);
+  const answerWithinMs = options.answerWithinMs ?? defaultAnswerWithinMs;
+  const closing = new AbortController();
+  let running: Promise<SettledRetireOutcome> | undefined;
+  let port = 0;
+
+  function joinRetire(): Promise<SettledRetireOutcome> {
+    if (running === undefined) {
+      // Called from a microtask so that a retire that throws synchronously still becomes an outcome.
+      const started = Promise.resolve()
+        .then(() => options.retire())
+        .then(validSettledOutcome, (error: unknown) => failedOutcome(error));
+      running = started;
+      void started.then(() => {
+        if (running === started) running = undefined;
+      });
+    }
+    return running;
+  }
+
+  async function answerRetire(): Promise<RetireOutcome> {
+    const stillRunning = waitOrAbort(answerWithinMs, closing.signal);
+    try {
+      return await Promise.race([
+        joinRetire(),
+        stillRunning.promise.then((): RetireOutcome => ({ status: "running" })),
+      ]);
+    } finally {
+      stillRunning.cancel();
+    }
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const refusal = refuseRequest(request, { port, token });
+    if (refusal) return reply(response, refusal.status, { error: refusal.error }, refusal.headers);
+
+    const body = await readBody(request, maxRetireBodyBytes);
+    if (body.kind === "too-large") {
+      return reply(response, 413, { error: `body must be at most ${maxRetireBodyBytes} bytes` });
+    }
+    if (body.kind === "aborted") return;
+    if (body.text.trim() !== "" && !isJson(body.text)) {
+      return reply(response, 400, { error: "body must be empty or JSON" });
+    }
+
+    const outcome = await answerRetire();
+    reply(response, retireOutcomeHttpStatus[outcome.status], outcome);
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch(() => reply(response, 500, { error: "internal error" }));
+  });
+  // Bounds how long a client may take to send its request; the wait for a retire is bounded separately.
+  server.headersTimeout = 5000;
+  server.requestTimeout = 10_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: controlHost, port: 0 }, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+
+  let closed: Promise<void> | undefined;
+  return {
+    host: controlHost,
+    port,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        closing.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+function refuseRequest(
+  request: IncomingMessage,
+  expected: { port: number; token: string },
+): Refusal | undefined {
+  // Raw headers, because node keeps only the first of duplicated Host and Authorization headers.
+  const hosts = rawHeaderValues(request, "host");
+  // A DNS-rebound page reaches 127.0.0.1 under its own host name; only the literal address is ours.
+  if (hosts.length !== 1 || hosts[0] !== `${controlHost}:${expected.port}`) {
+    return { status: 403, error: `Host must be ${controlHost}:${expected.port}` };
+  }
+  // Browsers send Origin; the hook never does. Refusing any Origin shuts out every web page.
+  if (rawHeaderValues(request, "origin").length > 0) {
+    return { status: 403, error: "requests carrying an Origin header are refused" };
+  }
+  if (request.url !== retirePath) {
+    return { status: 404, error: "not found" };
+  }
+  // OPTIONS lands here too: no CORS preflight is ever approved.
+  if (request.method !== "POST") {
+    return { status: 405, error: "only POST is allowed", headers: { allow: "POST" } };
+  }
+  const authorizations = rawHeaderValues(request, "authorization");
+  const bearer = authorizations.length === 1 ? /^Bearer ([^\s]+)$/i.exec(authorizations[0]!)?.[1] : undefined;
+  if (bearer === undefined || !tokensEqual(bearer, expected.token)) {
+    return {
+      status: 401,
+      error: "a valid bearer token is required",
+      headers: { "www-authenticate": "Bearer" },
+    };
+  }
+  // A text/plain or form POST is a "simple" cross-origin request that skips the preflight.
+  const contentType = request.headers["content-type"];
+  if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== "application/json") {
+    return { status: 415, error: "Content-Type must be application/json" };
+  }
+  const declaredLength = Number(request.headers["content-length"] ?? 0);
+  if (declaredLength > maxRetireBodyBytes) {
+    return { status: 413, error: `body must be at most ${maxRetireBodyBytes} bytes` };
+  }
+  return undefined;
+}
+
+function rawHeaderValues(request: IncomingMessage, name: string): string[] {
+  const values: string[] = [];
+  for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
+    if (request.rawHeaders[index]!.toLowerCase() === name) values.push(request.rawHeaders[index + 1]!);
+  }
+  return values;
+}
+
+type Body = { kind: "read"; text: string } | { kind: "too-large" } | { kind: "aborted" };
+
+function readBody(request: IncomingMessage, maxBytes: number): Promise<Body> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (body: Body) => {
+      request.off("data", onData);
+      request.off("end", onEnd);
+      request.off("error", onAbort);
+      request.off("close", onAbort);
+      resolve(body);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish({ kind: "too-large" });
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish({ kind: "read", text: Buffer.concat(chunks).toString("utf8") });
+    const onAbort = () => finish({ kind: "aborted" });
+    request.on("data", onData);
+    request.on("end", onEnd);
+    request.on("error", onAbort);
+    request.on("close", onAbort);
+  });
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function validSettledOutcome(value: unknown): SettledRetireOutcome {
+  const parsed = RetireOutcome.safeParse(value);
+  if (parsed.success && parsed.data.status !== "running") return parsed.data;
+  return { status: "failed", error: "retire produced an invalid outcome" };
+}
+
+function failedOutcome(error: unknown): SettledRetireOutcome {
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: "failed", error: message || "retire failed" };
+}
+
+function waitOrAbort(ms: number, signal: AbortSignal): { promise: Promise<void>; cancel: () => void } {
+  let cancel = () => {};
+  const promise = new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    cancel = done;
+    if (signal.aborted) done();
+    else signal.addEventListener("abort", done);
+  });
+  return { promise, cancel };
+}
+
+function reply(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (response.headersSent || response.destroyed) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, {
+    ...headers,
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    // One request per connection: the hook sends one, and close() has nothing idle to wait for.
+    connection: "close",
+  });
+  response.end(text);
+}

@@ -1,0 +1,87 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+
+/** What the claude-pid rule needs to know about one process. */
+export interface ProcessInfo {
+  ppid: number;
+  /** The command name as `ps -o comm=` shows it, without the trailing newline. May hold spaces. */
+  comm: string;
+}
+
+/** Returns undefined when there is no such process (or it vanished while being read). */
+export type ProcessReader = (pid: number) => ProcessInfo | undefined;
+
+export type ExecFile = (file: string, args: readonly string[]) => string;
+
+const execFileUtf8: ExecFile = (file, args) =>
+  execFileSync(file, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+
+/**
+ * Reads a process through `ps`. ppid and comm are asked for separately: comm is the last and only
+ * column, so the output is exactly the name plus a newline, whatever spaces the name holds.
+ */
+export function readProcessWithPs(pid: number, execFile: ExecFile = execFileUtf8): ProcessInfo | undefined {
+  assertPid(pid);
+  try {
+    const ppidText = execFile("ps", ["-o", "ppid=", "-p", String(pid)]).trim();
+    const comm = stripTrailingNewline(execFile("ps", ["-o", "comm=", "-p", String(pid)]));
+    if (!/^[0-9]+$/.test(ppidText)) return undefined;
+    return { ppid: Number(ppidText), comm };
+  } catch {
+    // ps exits non-zero when the pid does not exist.
+    return undefined;
+  }
+}
+
+export type ReadTextFile = (path: string) => string;
+
+/**
+ * Reads a process from `/proc/<pid>/stat` (Linux), the same source `ps -o comm=` uses there. The comm
+ * sits in parentheses and may itself hold spaces and parentheses, so it runs to the LAST `)`.
+ */
+export function readProcessFromProcfs(
+  pid: number,
+  readTextFile: ReadTextFile = (path) => readFileSync(path, "utf8"),
+): ProcessInfo | undefined {
+  assertPid(pid);
+  let stat: string;
+  try {
+    stat = readTextFile(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  return parseProcStat(stat);
+}
+
+/** Parses `<pid> (<comm>) <state> <ppid> ...`. */
+export function parseProcStat(stat: string): ProcessInfo | undefined {
+  const open = stat.indexOf("(");
+  const close = stat.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  const comm = stat.slice(open + 1, close);
+  const [, ppidText] = stat
+    .slice(close + 1)
+    .trim()
+    .split(" ");
+  if (ppidText === undefined || !/^[0-9]+$/.test(ppidText)) return undefined;
+  return { ppid: Number(ppidText), comm };
+}
+
+/** `/proc` where the system has it (no process spawned per ancestor), `ps` elsewhere (macOS). */
+export function systemProcessReader(pid: number): ProcessInfo | undefined {
+  return procfsAvailable() ? readProcessFromProcfs(pid) : readProcessWithPs(pid);
+}
+
+function procfsAvailable(): boolean {
+  return existsSync("/proc/self/stat");
+}
+
+function stripTrailingNewline(text: string): string {
+  return text.endsWith("\n") ? text.slice(0, -1) : text;
+}
+
+function assertPid(pid: number): void {
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    throw new RangeError(`pid must be a positive integer, got ${pid}`);
+  }
+}

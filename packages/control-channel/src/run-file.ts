@@ -1,0 +1,159 @@
+import { randomBytes as cryptoRandomBytes } from "node:crypto";
+import { constants, unlinkSync } from "node:fs";
+import { open, readdir, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { RunFile } from "@bridgeworks/protocol";
+import { hasErrnoCode } from "./errno.js";
+import { isPidAlive as realIsPidAlive } from "./pid.js";
+import type { RandomBytes } from "./token.js";
+
+const runFileNamePattern = /^([1-9][0-9]*)\.json$/;
+// Temp files are dotfiles that do not end in `.json`: nobody looking for run files ever opens a partial one.
+const tempFileNamePattern = /^\.([1-9][0-9]*)\.[0-9a-f]+\.tmp$/;
+
+export function runFileName(claudePid: number): string {
+  assertPid(claudePid, "claudePid");
+  return `${claudePid}.json`;
+}
+
+export function runFilePath(runDir: string, claudePid: number): string {
+  return join(runDir, runFileName(claudePid));
+}
+
+export interface WriteRunFileOptions {
+  /** Names the temp file; defaults to `crypto.randomBytes`. */
+  randomBytes?: RandomBytes;
+}
+
+/**
+ * Writes `<runDir>/<claudePid>.json` atomically with mode 0600: a temp file created O_EXCL in the same
+ * dir, fsynced, renamed over the target, then the dir fsynced. Returns the run file's path.
+ * The run dir must already be safe (see `ensureRunDir`).
+ */
+export async function writeRunFile(
+  runDir: string,
+  claudePid: number,
+  runFile: RunFile,
+  options: WriteRunFileOptions = {},
+): Promise<string> {
+  const target = runFilePath(runDir, claudePid);
+  const contents = `${JSON.stringify(RunFile.parse(runFile))}\n`;
+  const suffix = Buffer.from((options.randomBytes ?? cryptoRandomBytes)(8)).toString("hex");
+  const tempPath = join(runDir, `.${claudePid}.${suffix}.tmp`);
+
+  const handle = await open(
+    tempPath,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
+  try {
+    try {
+      // A umask can only narrow the create mode; chmod anyway so the mode never depends on it.
+      await handle.chmod(0o600);
+      await handle.writeFile(contents, "utf8");
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tempPath, target);
+  } catch (error) {
+    await unlink(tempPath).catch(() => {});
+    throw error;
+  }
+  await syncDir(runDir);
+  return target;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export type ReadRunFileResult =
+  | { ok: true; runFile: RunFile }
+  | { ok: false; reason: "missing"; message: string }
+  | { ok: false; reason: "invalid"; message: string };
+
+/** Reads and validates a run file. Never follows a symlink. */
+export async function readRunFile(path: string): Promise<ReadRunFileResult> {
+  let text: string;
+  try {
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      text = await handle.readFile("utf8");
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    if (hasErrnoCode(error, "ENOENT")) {
+      return { ok: false, reason: "missing", message: `no run file at ${path}` };
+    }
+    if (hasErrnoCode(error, "ELOOP")) {
+      return { ok: false, reason: "invalid", message: `run file ${path} is a symlink` };
+    }
+    throw error;
+  }
+
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: "invalid", message: `run file ${path} is not valid JSON` };
+  }
+  const parsed = RunFile.safeParse(json);
+  if (!parsed.success) {
+    // Issue paths and messages name fields only; they never echo a value such as the token.
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`,
+    );
+    return { ok: false, reason: "invalid", message: `run file ${path} is invalid: ${problems.join("; ")}` };
+  }
+  return { ok: true, runFile: parsed.data };
+}
+
+/** Removes a run file synchronously (safe in a signal handler); removing a missing file is fine. */
+export function removeRunFileSync(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if (!hasErrnoCode(error, "ENOENT")) throw error;
+  }
+}
+
+export interface SweepOptions {
+  isPidAlive?: (pid: number) => boolean;
+}
+
+/**
+ * Removes `<pid>.json` run files (and leftover temp files) whose claude pid is dead. Returns the
+ * removed paths. Other files are left alone.
+ */
+export async function sweepStaleRunFiles(runDir: string, options: SweepOptions = {}): Promise<string[]> {
+  const isPidAlive = options.isPidAlive ?? realIsPidAlive;
+  const removed: string[] = [];
+  for (const entry of await readdir(runDir, { withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const match = runFileNamePattern.exec(entry.name) ?? tempFileNamePattern.exec(entry.name);
+    const pid = Number(match?.[1]);
+    if (!match || !Number.isSafeInteger(pid) || isPidAlive(pid)) continue;
+    const path = join(runDir, entry.name);
+    try {
+      await unlink(path);
+      removed.push(path);
+    } catch (error) {
+      // Another sweeper got there first.
+      if (!hasErrnoCode(error, "ENOENT")) throw error;
+    }
+  }
+  return removed;
+}
+
+function assertPid(pid: number, name: string): void {
+  if (!Number.isSafeInteger(pid) || pid <= 0) {
+    throw new RangeError(`${name} must be a positive integer, got ${pid}`);
+  }
+}
