@@ -1,0 +1,715 @@
+import {
+  BackendEvent,
+  type CliProcess,
+  isActiveTurnPhase,
+  isTerminalTurnPhase,
+  JournalId,
+  type SecretRequest,
+  SecretRequestDraft,
+  SecretResolution,
+  SessionDraft,
+  type SessionRecord,
+  TurnError,
+  type TurnEvent,
+  type TurnEventEnvelope,
+  TurnInput,
+  type TurnPhase,
+  type TurnRecord,
+  TurnTransition,
+} from "@bridgeworks/protocol";
+import Database from "better-sqlite3";
+import { type Clock, systemClock } from "./clock.js";
+import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
+import { effectBitsOf } from "./effects.js";
+import { JournalError, parseInput } from "./errors.js";
+import { createUuidV7Generator } from "./ids.js";
+import { migrate } from "./migrations.js";
+import { acceptsEvents, assertOwnerTransition } from "./phases.js";
+import {
+  type SecretRequestRow,
+  type TurnRow,
+  toEventEnvelope,
+  toSecretRequest,
+  toSessionRecord,
+  toTurnRecord,
+} from "./rows.js";
+import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
+import { type TurnListener, TurnSubscribers } from "./subscribers.js";
+
+/** Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old. */
+export interface BatchPolicy {
+  maxEvents: number;
+  maxDelayMs: number;
+}
+
+export const defaultBatchPolicy: BatchPolicy = { maxEvents: 256, maxDelayMs: 50 };
+
+/**
+ * `FULL` (the default) fsyncs the WAL at every commit, so a committed phase change or effect survives a
+ * power loss or kernel crash, not only a crash of the daemon: forgetting a committed `tool_started` would
+ * let recovery replay a tool call. Phase changes are a handful per turn and stream events are batched,
+ * so the fsyncs are cheap. `NORMAL` survives process crashes only; benches use it to show the cost.
+ */
+export type Synchronous = "FULL" | "NORMAL";
+
+export interface JournalOptions {
+  /** The SQLite file; its directory must exist. `-wal` and `-shm` files live beside it. */
+  path: string;
+  clock?: Clock;
+  /** Mints session, turn and secret-request ids; UUIDv7 from `clock` by default. */
+  newId?: () => string;
+  batch?: Partial<BatchPolicy>;
+  synchronous?: Synchronous;
+  /** Hears failures nobody else can: a background flush or a subscriber that threw. */
+  onError?: (error: unknown) => void;
+}
+
+export const defaultMaxReadEvents = 1000;
+
+interface PendingEvent {
+  turnId: string;
+  at: number;
+  event: BackendEvent;
+}
+
+interface TurnChanges {
+  phase?: TurnPhase;
+  events?: readonly TurnEvent[];
+  conversationId?: string | undefined;
+  process?: CliProcess | undefined;
+  error?: TurnError | undefined;
+  /** Stamp the current bridge generation (the turn is about to mount a bridge). */
+  stampGeneration?: boolean;
+  /** The replay that carries on an interrupted turn, named in its terminal event. */
+  continuedBy?: string;
+}
+
+const openSecretStatuses = new Set(["pending", "orphaned"]);
+const synchronousModes: readonly Synchronous[] = ["FULL", "NORMAL"];
+
+function groupByTurn(batch: readonly PendingEvent[]): Map<string, PendingEvent[]> {
+  const byTurn = new Map<string, PendingEvent[]>();
+  for (const pending of batch) {
+    const events = byTurn.get(pending.turnId);
+    if (events) events.push(pending);
+    else byTurn.set(pending.turnId, [pending]);
+  }
+  return byTurn;
+}
+
+export function openJournal(options: JournalOptions): TurnJournal {
+  return new TurnJournal(options);
+}
+
+/**
+ * The durable record of Floot sessions, turns, their normalized events, effects, the bridge generation
+ * and secret-request metadata. Every method is synchronous and every state change is one SQLite
+ * transaction; see README.md for the contract.
+ */
+export class TurnJournal {
+  readonly path: string;
+  readonly #db: Database.Database;
+  readonly #sql: Statements;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+  readonly #batch: BatchPolicy;
+  readonly #onError: (error: unknown) => void;
+  readonly #subscribers: TurnSubscribers;
+  #pending: PendingEvent[] = [];
+  #pendingEffects = new Map<string, number>();
+  #pendingSince: number | undefined;
+  #flushTimer: unknown;
+
+  constructor(options: JournalOptions) {
+    this.path = options.path;
+    this.#clock = options.clock ?? systemClock;
+    this.#newId = options.newId ?? createUuidV7Generator(() => this.#clock.now());
+    this.#batch = { ...defaultBatchPolicy, ...options.batch };
+    this.#onError =
+      options.onError ??
+      ((error) =>
+        queueMicrotask(() => {
+          throw error;
+        }));
+    this.#subscribers = new TurnSubscribers(this.#onError);
+    const synchronous = options.synchronous ?? "FULL";
+    if (!synchronousModes.includes(synchronous)) {
+      throw new JournalError(
+        "invalid_input",
+        `synchronous: must be FULL or NORMAL, got ${String(synchronous)}`,
+      );
+    }
+    this.#db = new Database(options.path, { timeout: 5000 });
+    try {
+      this.#db.pragma("journal_mode = WAL");
+      this.#db.pragma(`synchronous = ${synchronous}`);
+      this.#db.pragma("foreign_keys = ON");
+      migrate(this.#db);
+      this.#sql = prepareStatements(this.#db);
+    } catch (error) {
+      this.#db.close();
+      throw error;
+    }
+  }
+
+  // ---- bridge generation -------------------------------------------------------------------------
+
+  bridgeGeneration(): number {
+    return this.#sql.generation.get() ?? 0;
+  }
+
+  /** Bumps and commits the bridge generation; the daemon calls it once at each start, before any turn. */
+  bumpGeneration(): number {
+    return this.#transaction(() => {
+      this.#sql.bumpGeneration.run();
+      return this.bridgeGeneration();
+    });
+  }
+
+  // ---- sessions ----------------------------------------------------------------------------------
+
+  createSession(draft: SessionDraft): SessionRecord {
+    const { id = JournalId.parse(this.#newId()), backend } = parseInput(SessionDraft, draft, "session");
+    this.#transaction(() => {
+      if (this.#sql.session.get(id)) throw new JournalError("session_exists", `session ${id} already exists`);
+      this.#sql.insertSession.run(id, backend, this.#clock.now());
+    });
+    return this.#requireSession(id);
+  }
+
+  getSession(sessionId: string): SessionRecord | undefined {
+    const row = this.#sql.session.get(sessionId);
+    return row && toSessionRecord(row);
+  }
+
+  listSessions(): SessionRecord[] {
+    return this.#sql.sessions.all().map(toSessionRecord);
+  }
+
+  /** Refuses new turns from now on; queued turns are cancelled. The active turn must have ended. */
+  stopSession(sessionId: string): SessionRecord {
+    const touched = this.#transaction(() => {
+      const session = this.#requireSession(sessionId);
+      if (session.status === "stopped") return [];
+      if (session.activeTurnId !== undefined) {
+        throw new JournalError(
+          "session_busy",
+          `session ${sessionId} has active turn ${session.activeTurnId}; end it before stopping the session`,
+        );
+      }
+      const queued = this.#sql.queuedTurns.all(sessionId);
+      for (const turn of queued) {
+        this.#changeTurn(turn, {
+          phase: "cancelled",
+          error: { code: "session_stopped", message: `session ${sessionId} was stopped` },
+        });
+      }
+      this.#sql.stopSession.run(this.#clock.now(), sessionId);
+      return queued.map((turn) => turn.id);
+    });
+    this.#subscribers.notify(touched);
+    return this.#requireSession(sessionId);
+  }
+
+  // ---- turns -------------------------------------------------------------------------------------
+
+  /**
+   * Records a turn before anything runs. It is `accepted` when the session has neither an active nor a
+   * queued turn, else `queued` at the end of the queue (call `promoteNextTurn` when the active one ends).
+   */
+  submitTurn(sessionId: string, input: TurnInput): TurnRecord {
+    const validInput = parseInput(TurnInput, input, "input");
+    const turnId = this.#transaction(() =>
+      this.#insertTurn(sessionId, validInput, { attempt: 1, replayOf: null, retryOf: null }),
+    );
+    this.#subscribers.notify([turnId]);
+    return this.#requireTurn(turnId);
+  }
+
+  /** Moves the session's oldest queued turn to `accepted`, if the session has no active turn. */
+  promoteNextTurn(sessionId: string): TurnRecord | undefined {
+    const turnId = this.#transaction(() => {
+      this.#requireSession(sessionId);
+      if (this.#sql.activeTurn.get(sessionId)) return undefined;
+      const next = this.#sql.nextQueuedTurn.get(sessionId);
+      if (!next) return undefined;
+      this.#changeTurn(next, { phase: "accepted", stampGeneration: true });
+      return next.id;
+    });
+    if (turnId === undefined) return undefined;
+    this.#subscribers.notify([turnId]);
+    return this.#requireTurn(turnId);
+  }
+
+  /**
+   * Commits a phase change together with its cause event, the phase (or terminal) event and the closing
+   * of pending secret requests when the turn ends (`orphaned` if interrupted, else `cancelled`).
+   * Buffered stream events are flushed first, so they keep their place before the change.
+   */
+  transition(turnId: string, change: TurnTransition): TurnRecord {
+    const valid = parseInput(TurnTransition, change, "change");
+    this.flush();
+    this.#transaction(() => {
+      const turn = this.#requireTurnRow(turnId);
+      assertOwnerTransition(turnId, turn.phase, valid.phase);
+      this.#changeTurn(turn, {
+        phase: valid.phase,
+        events: valid.cause ? [valid.cause] : [],
+        conversationId: valid.conversationId,
+        process: valid.process,
+        error: valid.error,
+        stampGeneration: valid.phase === "spawning",
+      });
+    });
+    this.#subscribers.notify([turnId]);
+    return this.#requireTurn(turnId);
+  }
+
+  /**
+   * Starts an explicit retry of an ended turn (failed, cancelled or interrupted): a new turn with the
+   * same input and `retryOf`. Idempotent: asking again returns the same retry turn.
+   */
+  retryTurn(turnId: string): TurnRecord {
+    const retryId = this.#transaction(() => {
+      const existing = this.#sql.retryOf.get(turnId);
+      if (existing) return existing.id;
+      const turn = this.#requireTurnRow(turnId);
+      if (!isTerminalTurnPhase(turn.phase) || turn.phase === "completed") {
+        throw new JournalError(
+          "turn_not_retryable",
+          `turn ${turnId} is ${turn.phase}; only failed, cancelled or interrupted turns can be retried`,
+        );
+      }
+      return this.#insertTurn(turn.session_id, JSON.parse(turn.input) as TurnInput, {
+        attempt: 1,
+        replayOf: null,
+        retryOf: turn.id,
+      });
+    });
+    this.#subscribers.notify([retryId]);
+    return this.#requireTurn(retryId);
+  }
+
+  /**
+   * Replays an unfinished turn that has no effect: it ends `interrupted` (its terminal event names the
+   * replay) and a new `accepted` turn with the same input, `attempt + 1` and `replayOf` takes its place,
+   * in one transaction. Idempotent. A turn with an effect is refused: it needs an explicit retry.
+   */
+  replayTurn(turnId: string, reason: TurnError): TurnRecord {
+    const validReason = parseInput(TurnError, reason, "reason");
+    this.flush();
+    const touched = this.#transaction(() => {
+      const existing = this.#sql.replayOf.get(turnId);
+      if (existing) return [existing.id];
+      const turn = this.#requireTurnRow(turnId);
+      if (!isActiveTurnPhase(turn.phase)) {
+        throw new JournalError(
+          "invalid_transition",
+          `turn ${turnId} is ${turn.phase}; only an accepted, spawning, running or awaiting_secret turn is replayed`,
+        );
+      }
+      if (turn.effects !== 0) {
+        throw new JournalError(
+          "turn_has_effects",
+          `turn ${turnId} has effects; replaying it could repeat them, retry it explicitly instead`,
+        );
+      }
+      const replayId = this.#newId();
+      this.#changeTurn(turn, { phase: "interrupted", error: validReason, continuedBy: replayId });
+      this.#insertTurn(
+        turn.session_id,
+        JSON.parse(turn.input) as TurnInput,
+        { attempt: turn.attempt + 1, replayOf: turn.id, retryOf: null },
+        replayId,
+      );
+      return [replayId, turn.id];
+    });
+    this.#subscribers.notify(touched);
+    return this.#requireTurn(touched[0]!);
+  }
+
+  getTurn(turnId: string): TurnRecord | undefined {
+    const row = this.#sql.turn.get(turnId);
+    return row && toTurnRecord(row);
+  }
+
+  /** The session's active turn, else its latest one (which may be queued or ended). */
+  getCurrentTurn(sessionId: string): TurnRecord | undefined {
+    const row = this.#sql.activeTurn.get(sessionId) ?? this.#sql.latestTurn.get(sessionId);
+    return row && toTurnRecord(row);
+  }
+
+  listTurns(sessionId: string): TurnRecord[] {
+    return this.#sql.turnsOfSession.all(sessionId).map(toTurnRecord);
+  }
+
+  /** Every turn that has not ended, queued ones included, by session and seq: the input of recovery. */
+  listNonTerminalTurns(): TurnRecord[] {
+    return this.#sql.unfinishedTurns.all().map(toTurnRecord);
+  }
+
+  // ---- events ------------------------------------------------------------------------------------
+
+  /**
+   * Buffers stream events of a spawning, running or awaiting_secret turn. An event that proves a new
+   * effect, or `backend.started`, commits at once with everything buffered before it; the rest commits
+   * when the batch is full or old enough. Only committed events are visible to readers.
+   */
+  appendEvents(turnId: string, events: readonly BackendEvent[]): void {
+    if (events.length === 0) return;
+    const valid = events.map((event, index) => parseInput(BackendEvent, event, `events[${index}]`));
+    const turn = this.#sql.turnPhase.get(turnId);
+    if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
+    if (!acceptsEvents(turn.phase)) {
+      throw new JournalError(
+        "not_accepting_events",
+        `turn ${turnId} is ${turn.phase}; only spawning, running or awaiting_secret turns take events`,
+      );
+    }
+    const now = this.#clock.now();
+    let known = turn.effects | (this.#pendingEffects.get(turnId) ?? 0);
+    let urgent = false;
+    for (const event of valid) {
+      const bits = effectBitsOf(event);
+      if ((bits & ~known) !== 0 || event.type === "backend.started") urgent = true;
+      known |= bits;
+      this.#pending.push({ turnId, at: now, event });
+    }
+    this.#pendingEffects.set(turnId, known);
+    this.#pendingSince ??= now;
+    const full = this.#pending.length >= this.#batch.maxEvents;
+    const old = now - this.#pendingSince >= this.#batch.maxDelayMs;
+    if (urgent || full || old) this.flush();
+    else this.#scheduleFlush();
+  }
+
+  /** Commits buffered events now. On failure they stay buffered and the error is thrown. */
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    const batch = this.#pending;
+    const touched = this.#transaction(() => {
+      const byTurn = groupByTurn(batch);
+      for (const [turnId, pending] of byTurn) {
+        const turn = this.#requireTurnRow(turnId);
+        if (!acceptsEvents(turn.phase)) {
+          throw new JournalError(
+            "not_accepting_events",
+            `turn ${turnId} is ${turn.phase}; buffered events refused`,
+          );
+        }
+        this.#writeTurn(turn, pending);
+      }
+      return [...byTurn.keys()];
+    });
+    this.#pending = [];
+    this.#pendingEffects.clear();
+    this.#pendingSince = undefined;
+    if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    this.#subscribers.notify(touched);
+  }
+
+  /** Committed events of a turn from `fromIndex` on, at most `limit` of them, in index order. */
+  readEvents(turnId: string, fromIndex = 0, limit = defaultMaxReadEvents): TurnEventEnvelope[] {
+    if (!Number.isInteger(fromIndex) || fromIndex < 0) {
+      throw new JournalError("invalid_input", `fromIndex: must be a non-negative integer, got ${fromIndex}`);
+    }
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new JournalError("invalid_input", `limit: must be a positive integer, got ${limit}`);
+    }
+    return this.#sql.events.all(turnId, fromIndex, limit).map(toEventEnvelope);
+  }
+
+  /** Wakes `listener` with the turn id after every commit that adds events to that turn. */
+  subscribe(turnId: string, listener: TurnListener): () => void {
+    return this.#subscribers.subscribe(turnId, listener);
+  }
+
+  // ---- secret requests ---------------------------------------------------------------------------
+
+  /**
+   * Records that a running turn asks a human for a secret: the request (metadata only: there is no
+   * parameter for a value), its `secret.requested` event and the move to `awaiting_secret` commit together.
+   * The same tool call (`toolCallKey`) asking again gets the same request back.
+   */
+  requestSecret(turnId: string, draft: SecretRequestDraft): SecretRequest {
+    const valid = parseInput(SecretRequestDraft, draft, "draft");
+    this.flush();
+    const requestId = this.#transaction(() => {
+      const existing = this.#sql.secretRequestByToolCall.get(turnId, valid.toolCallKey);
+      if (existing) return existing.id;
+      const turn = this.#requireTurnRow(turnId);
+      if (turn.phase !== "running" && turn.phase !== "awaiting_secret") {
+        throw new JournalError(
+          "invalid_transition",
+          `turn ${turnId} is ${turn.phase}; only a running turn can request a secret`,
+        );
+      }
+      const id = JournalId.parse(this.#newId());
+      const now = this.#clock.now();
+      this.#sql.insertSecretRequest.run({
+        id,
+        turn_id: turnId,
+        session_id: turn.session_id,
+        tool_call_key: valid.toolCallKey,
+        name: valid.name,
+        prompt: valid.prompt,
+        status: "pending",
+        bridge_generation: this.bridgeGeneration(),
+        created_at: now,
+        updated_at: now,
+        resolved_at: null,
+      });
+      this.#changeTurn(turn, {
+        phase: "awaiting_secret",
+        events: [{ type: "secret.requested", requestId: id, ...valid }],
+      });
+      return id;
+    });
+    this.#subscribers.notify([turnId]);
+    return this.#requireSecretRequest(requestId);
+  }
+
+  /**
+   * Records the answer to a pending or orphaned request. For a pending one, its `secret.resolved` event
+   * commits with it and the turn returns to `running` once none of its requests is pending. The secret
+   * itself stays with the caller. Resolving again to the same status is a no-op.
+   */
+  resolveSecretRequest(requestId: string, resolution: SecretResolution): SecretRequest {
+    const status = parseInput(SecretResolution, resolution, "resolution");
+    this.flush();
+    const touched = this.#transaction(() => {
+      const request = this.#requireSecretRequestRow(requestId);
+      if (request.status === status) return [];
+      if (!openSecretStatuses.has(request.status)) {
+        throw new JournalError(
+          "secret_request_closed",
+          `secret request ${requestId} is already ${request.status}; cannot mark it ${status}`,
+        );
+      }
+      const now = this.#clock.now();
+      this.#sql.resolveSecretRequest.run(status, now, now, requestId);
+      if (request.status === "orphaned") return [];
+      const turn = this.#requireTurnRow(request.turn_id);
+      const stillPending = this.#sql.pendingSecretRequestsOfTurn.all(turn.id).length > 0;
+      this.#changeTurn(turn, {
+        ...(turn.phase === "awaiting_secret" && !stillPending && { phase: "running" }),
+        events: [{ type: "secret.resolved", requestId, status }],
+      });
+      return [turn.id];
+    });
+    this.#subscribers.notify(touched);
+    return this.#requireSecretRequest(requestId);
+  }
+
+  getSecretRequest(requestId: string): SecretRequest | undefined {
+    const row = this.#sql.secretRequest.get(requestId);
+    return row && toSecretRequest(row);
+  }
+
+  listSecretRequests(turnId: string): SecretRequest[] {
+    return this.#sql.secretRequestsOfTurn.all(turnId).map(toSecretRequest);
+  }
+
+  /** Requests a human can still answer (pending or orphaned): what the UI shows again after a restart. */
+  listOpenSecretRequests(sessionId?: string): SecretRequest[] {
+    const rows =
+      sessionId === undefined
+        ? this.#sql.openSecretRequests.all()
+        : this.#sql.openSecretRequestsOfSession.all(sessionId);
+    return rows.map(toSecretRequest);
+  }
+
+  // ---- health ------------------------------------------------------------------------------------
+
+  /** What this connection actually runs with, read back from SQLite. */
+  durability(): { journalMode: string; synchronous: Synchronous } {
+    const synchronous = this.#db.pragma("synchronous", { simple: true }) === 2 ? "FULL" : "NORMAL";
+    return { journalMode: String(this.#db.pragma("journal_mode", { simple: true })), synchronous };
+  }
+
+  /** Flushes, then checks SQLite integrity and the journal's own invariants; empty means consistent. */
+  checkConsistency(): ConsistencyProblem[] {
+    this.flush();
+    return findConsistencyProblems(this.#db);
+  }
+
+  /** Flushes buffered events and closes the database. */
+  close(): void {
+    if (!this.#db.open) return;
+    try {
+      this.flush();
+    } finally {
+      if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
+      this.#flushTimer = undefined;
+      this.#db.close();
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  #transaction<T>(work: () => T): T {
+    // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
+    return this.#db.transaction(work).immediate();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushTimer !== undefined) return;
+    this.#flushTimer = this.#clock.setTimeout(() => {
+      this.#flushTimer = undefined;
+      if (!this.#db.open) return;
+      try {
+        this.flush();
+      } catch (error) {
+        this.#onError(error);
+      }
+    }, this.#batch.maxDelayMs);
+  }
+
+  #insertTurn(
+    sessionId: string,
+    input: TurnInput,
+    lineage: Pick<TurnInsert, "attempt" | "replayOf" | "retryOf">,
+    id = this.#newId(),
+  ): string {
+    const session = this.#requireSession(sessionId);
+    if (session.status === "stopped") {
+      throw new JournalError("session_stopped", `session ${sessionId} is stopped; it takes no new turn`);
+    }
+    // A replay takes its predecessor's place at once; any other turn waits behind the queue, if there is one.
+    const mustWait =
+      session.activeTurnId !== undefined || (lineage.replayOf === null && session.queuedTurns > 0);
+    const phase = mustWait ? "queued" : "accepted";
+    const now = this.#clock.now();
+    this.#sql.insertTurn.run({
+      id: JournalId.parse(id),
+      sessionId,
+      seq: this.#sql.nextSeq.get(sessionId) ?? 1,
+      input: JSON.stringify(input),
+      phase,
+      ...lineage,
+      generation: this.bridgeGeneration(),
+      now,
+    });
+    this.#writeEvents(id, [{ at: now, event: { type: "phase", phase } }]);
+    return id;
+  }
+
+  /**
+   * Applies one change to a turn inside the caller's transaction: appends `events`, then, when the phase
+   * changes, the closing of pending secret requests (on ending) and the phase or terminal event; then
+   * updates the row, effects included.
+   */
+  #changeTurn(turn: TurnRow, changes: TurnChanges): void {
+    const now = this.#clock.now();
+    const events: TurnEvent[] = [...(changes.events ?? [])];
+    const phase = changes.phase ?? turn.phase;
+    if (changes.phase !== undefined && changes.phase !== turn.phase) {
+      if (isTerminalTurnPhase(changes.phase)) {
+        events.push(
+          ...this.#closeSecretRequests(turn.id, changes.phase === "interrupted" ? "orphaned" : "cancelled"),
+        );
+        events.push({
+          type: "terminal",
+          outcome: changes.phase,
+          ...(changes.error && { error: changes.error }),
+          ...(changes.continuedBy !== undefined && { continuedBy: changes.continuedBy }),
+        });
+      } else {
+        events.push({ type: "phase", phase: changes.phase });
+      }
+    }
+    const written = this.#writeEvents(
+      turn.id,
+      events.map((event) => ({ at: now, event })),
+    );
+    const conversationId = changes.conversationId ?? written.conversationId;
+    this.#sql.updateTurn.run({
+      id: turn.id,
+      phase,
+      effects: turn.effects | written.effects,
+      conversationId: conversationId ?? null,
+      pid: changes.process?.pid ?? null,
+      startTime: changes.process?.startTime ?? null,
+      errorCode: changes.error?.code ?? null,
+      errorMessage: changes.error?.message ?? null,
+      generation: changes.stampGeneration ? this.bridgeGeneration() : null,
+      now,
+      endedAt: isTerminalTurnPhase(phase) && phase !== turn.phase ? now : null,
+    });
+    if (conversationId !== undefined) this.#sql.setSessionConversation.run(conversationId, turn.session_id);
+  }
+
+  /** Buffered stream events of one turn: events, effects and conversation id in the caller's transaction. */
+  #writeTurn(turn: TurnRow, pending: readonly PendingEvent[]): void {
+    const written = this.#writeEvents(turn.id, pending);
+    const now = this.#clock.now();
+    this.#sql.updateTurn.run({
+      id: turn.id,
+      phase: turn.phase,
+      effects: turn.effects | written.effects,
+      conversationId: written.conversationId ?? null,
+      pid: null,
+      startTime: null,
+      errorCode: null,
+      errorMessage: null,
+      generation: null,
+      now,
+      endedAt: null,
+    });
+    if (written.conversationId !== undefined) {
+      this.#sql.setSessionConversation.run(written.conversationId, turn.session_id);
+    }
+  }
+
+  #writeEvents(
+    turnId: string,
+    events: readonly { at: number; event: TurnEvent }[],
+  ): { effects: number; conversationId: string | undefined } {
+    let index = this.#sql.nextEventIndex.get(turnId) ?? 0;
+    let effects = 0;
+    let conversationId: string | undefined;
+    for (const { at, event } of events) {
+      this.#sql.insertEvent.run(turnId, index, at, event.type, JSON.stringify(event));
+      index += 1;
+      effects |= effectBitsOf(event);
+      if (event.type === "backend.started") conversationId = event.conversationId;
+    }
+    return { effects, conversationId };
+  }
+
+  #closeSecretRequests(turnId: string, status: "orphaned" | "cancelled"): TurnEvent[] {
+    const now = this.#clock.now();
+    return this.#sql.pendingSecretRequestsOfTurn.all(turnId).map((request) => {
+      this.#sql.resolveSecretRequest.run(status, now, status === "orphaned" ? null : now, request.id);
+      return { type: "secret.resolved", requestId: request.id, status };
+    });
+  }
+
+  #requireSession(sessionId: string): SessionRecord {
+    const session = this.getSession(sessionId);
+    if (!session) throw new JournalError("session_not_found", `session ${sessionId} does not exist`);
+    return session;
+  }
+
+  #requireTurnRow(turnId: string): TurnRow {
+    const row = this.#sql.turn.get(turnId);
+    if (!row) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
+    return row;
+  }
+
+  #requireTurn(turnId: string): TurnRecord {
+    return toTurnRecord(this.#requireTurnRow(turnId));
+  }
+
+  #requireSecretRequestRow(requestId: string): SecretRequestRow {
+    const row = this.#sql.secretRequest.get(requestId);
+    if (!row)
+      throw new JournalError("secret_request_not_found", `secret request ${requestId} does not exist`);
+    return row;
+  }
+
+  #requireSecretRequest(requestId: string): SecretRequest {
+    return toSecretRequest(this.#requireSecretRequestRow(requestId));
+  }
+}

@@ -1,0 +1,126 @@
+import type { Database } from "better-sqlite3";
+import { JournalError } from "./errors.js";
+
+interface Migration {
+  version: number;
+  sql: string;
+}
+
+const allPhases =
+  "('queued', 'accepted', 'spawning', 'running', 'awaiting_secret', 'completed', 'failed', 'cancelled', 'interrupted')";
+const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
+const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
+
+/** Append-only: a released migration is never edited, a change is a new version. */
+const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE journal_meta (
+        key TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO journal_meta (key, value) VALUES ('bridge_generation', 0);
+
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        backend TEXT NOT NULL CHECK (backend IN ('claude', 'codex')),
+        conversation_id TEXT,
+        created_at INTEGER NOT NULL,
+        stopped_at INTEGER
+      ) STRICT;
+
+      CREATE TABLE turns (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        seq INTEGER NOT NULL,
+        input TEXT NOT NULL,
+        phase TEXT NOT NULL CHECK (phase IN ${allPhases}),
+        attempt INTEGER NOT NULL CHECK (attempt >= 1),
+        replay_of TEXT REFERENCES turns (id),
+        retry_of TEXT REFERENCES turns (id),
+        effects INTEGER NOT NULL DEFAULT 0,
+        bridge_generation INTEGER NOT NULL,
+        conversation_id TEXT,
+        pid INTEGER,
+        start_time TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        UNIQUE (session_id, seq)
+      ) STRICT;
+      -- The store itself guarantees one active turn per session.
+      CREATE UNIQUE INDEX turns_one_active_per_session ON turns (session_id) WHERE phase IN ${activePhases};
+      CREATE INDEX turns_queued ON turns (session_id, seq) WHERE phase = 'queued';
+      CREATE INDEX turns_unfinished ON turns (phase) WHERE phase NOT IN ${terminalPhases};
+      -- A turn is replayed at most once and retried at most once: retries are idempotent.
+      CREATE UNIQUE INDEX turns_replay_of ON turns (replay_of) WHERE replay_of IS NOT NULL;
+      CREATE UNIQUE INDEX turns_retry_of ON turns (retry_of) WHERE retry_of IS NOT NULL;
+
+      CREATE TRIGGER turns_terminal_is_final BEFORE UPDATE OF phase ON turns
+        WHEN OLD.phase IN ${terminalPhases} AND NEW.phase <> OLD.phase
+        BEGIN SELECT RAISE(ABORT, 'turns: a terminal phase is final'); END;
+
+      CREATE TABLE turn_events (
+        turn_id TEXT NOT NULL REFERENCES turns (id),
+        idx INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (turn_id, idx)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TRIGGER turn_events_contiguous BEFORE INSERT ON turn_events
+        WHEN NEW.idx <> (SELECT coalesce(max(idx) + 1, 0) FROM turn_events WHERE turn_id = NEW.turn_id)
+        BEGIN SELECT RAISE(ABORT, 'turn_events: indexes must be contiguous from 0'); END;
+      CREATE TRIGGER turn_events_closed_after_terminal BEFORE INSERT ON turn_events
+        WHEN (SELECT phase FROM turns WHERE id = NEW.turn_id) IN ${terminalPhases}
+        BEGIN SELECT RAISE(ABORT, 'turn_events: the turn has ended'); END;
+      CREATE TRIGGER turn_events_append_only_update BEFORE UPDATE ON turn_events
+        BEGIN SELECT RAISE(ABORT, 'turn_events: append only'); END;
+      CREATE TRIGGER turn_events_append_only_delete BEFORE DELETE ON turn_events
+        BEGIN SELECT RAISE(ABORT, 'turn_events: append only'); END;
+
+      -- Metadata only: there is deliberately no column for a secret's value.
+      CREATE TABLE secret_requests (
+        id TEXT PRIMARY KEY,
+        turn_id TEXT NOT NULL REFERENCES turns (id),
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        tool_call_key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'submitted', 'cancelled', 'expired', 'orphaned')),
+        bridge_generation INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        resolved_at INTEGER,
+        UNIQUE (turn_id, tool_call_key)
+      ) STRICT;
+      CREATE INDEX secret_requests_open ON secret_requests (session_id, created_at)
+        WHERE status IN ('pending', 'orphaned');
+    `,
+  },
+];
+
+export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
+
+/** Brings the schema to the latest version, each migration in its own transaction. */
+export function migrate(db: Database): number {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > latestSchemaVersion) {
+    throw new JournalError(
+      "journal_too_new",
+      `journal schema version ${current} is newer than this build understands (${latestSchemaVersion})`,
+    );
+  }
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+  }
+  return db.pragma("user_version", { simple: true }) as number;
+}

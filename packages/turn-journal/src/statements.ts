@@ -1,0 +1,149 @@
+import type { Database } from "better-sqlite3";
+import type { EventRow, SecretRequestRow, SessionRow, TurnRow } from "./rows.js";
+
+const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
+const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
+
+const sessionColumns = `
+  s.id, s.backend, s.conversation_id, s.created_at, s.stopped_at,
+  a.id AS active_turn_id, a.phase AS active_phase,
+  (SELECT count(*) FROM turns q WHERE q.session_id = s.id AND q.phase = 'queued') AS queued_turns
+  FROM sessions s LEFT JOIN turns a ON a.session_id = s.id AND a.phase IN ${activePhases}`;
+
+const turnColumns = `
+  t.*, s.backend,
+  (SELECT coalesce(max(e.idx) + 1, 0) FROM turn_events e WHERE e.turn_id = t.id) AS event_count
+  FROM turns t JOIN sessions s ON s.id = t.session_id`;
+
+export interface TurnInsert {
+  id: string;
+  sessionId: string;
+  seq: number;
+  input: string;
+  phase: "queued" | "accepted";
+  attempt: number;
+  replayOf: string | null;
+  retryOf: string | null;
+  generation: number;
+  now: number;
+}
+
+export interface TurnUpdate {
+  id: string;
+  phase: string;
+  effects: number;
+  conversationId: string | null;
+  pid: number | null;
+  startTime: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  generation: number | null;
+  now: number;
+  endedAt: number | null;
+}
+
+/** The part of a prepared statement the journal uses, with its bind parameters and row type. */
+export interface Query<Parameters extends unknown[], Row = unknown> {
+  run(...parameters: Parameters): { changes: number };
+  get(...parameters: Parameters): Row | undefined;
+  all(...parameters: Parameters): Row[];
+}
+
+/** Every statement the journal runs, prepared once per connection. */
+export function prepareStatements(db: Database) {
+  function query<Parameters extends unknown[], Row = unknown>(sql: string): Query<Parameters, Row> {
+    return db.prepare<Parameters, Row>(sql);
+  }
+  function value<Parameters extends unknown[], Value>(sql: string): Query<Parameters, Value> {
+    return db.prepare<Parameters, Value>(sql).pluck();
+  }
+  return {
+    generation: value<[], number>("SELECT value FROM journal_meta WHERE key = 'bridge_generation'"),
+    bumpGeneration: query<[]>("UPDATE journal_meta SET value = value + 1 WHERE key = 'bridge_generation'"),
+
+    insertSession: query<[string, string, number]>(
+      "INSERT INTO sessions (id, backend, created_at) VALUES (?, ?, ?)",
+    ),
+    session: query<[string], SessionRow>(`SELECT ${sessionColumns} WHERE s.id = ?`),
+    sessions: query<[], SessionRow>(`SELECT ${sessionColumns} ORDER BY s.created_at, s.id`),
+    stopSession: query<[number, string]>("UPDATE sessions SET stopped_at = ? WHERE id = ?"),
+    setSessionConversation: query<[string, string]>("UPDATE sessions SET conversation_id = ? WHERE id = ?"),
+
+    insertTurn: query<[TurnInsert]>(
+      `INSERT INTO turns (id, session_id, seq, input, phase, attempt, replay_of, retry_of, bridge_generation,
+         created_at, updated_at)
+       VALUES (@id, @sessionId, @seq, @input, @phase, @attempt, @replayOf, @retryOf, @generation, @now, @now)`,
+    ),
+    updateTurn: query<[TurnUpdate]>(
+      `UPDATE turns SET phase = @phase, effects = @effects,
+         conversation_id = coalesce(@conversationId, conversation_id),
+         pid = coalesce(@pid, pid), start_time = coalesce(@startTime, start_time),
+         error_code = coalesce(@errorCode, error_code), error_message = coalesce(@errorMessage, error_message),
+         bridge_generation = coalesce(@generation, bridge_generation),
+         updated_at = @now, ended_at = coalesce(@endedAt, ended_at)
+       WHERE id = @id`,
+    ),
+    nextSeq: value<[string], number>("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?"),
+    turn: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.id = ?`),
+    turnPhase: query<[string], Pick<TurnRow, "phase" | "effects">>(
+      "SELECT phase, effects FROM turns WHERE id = ?",
+    ),
+    activeTurn: query<[string], TurnRow>(
+      `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase IN ${activePhases}`,
+    ),
+    latestTurn: query<[string], TurnRow>(
+      `SELECT ${turnColumns} WHERE t.session_id = ? ORDER BY t.seq DESC LIMIT 1`,
+    ),
+    nextQueuedTurn: query<[string], TurnRow>(
+      `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase = 'queued' ORDER BY t.seq LIMIT 1`,
+    ),
+    queuedTurns: query<[string], TurnRow>(
+      `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase = 'queued' ORDER BY t.seq`,
+    ),
+    turnsOfSession: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.session_id = ? ORDER BY t.seq`),
+    unfinishedTurns: query<[], TurnRow>(
+      `SELECT ${turnColumns} WHERE t.phase NOT IN ${terminalPhases} ORDER BY t.session_id, t.seq`,
+    ),
+    retryOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.retry_of = ?`),
+    replayOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.replay_of = ?`),
+
+    nextEventIndex: value<[string], number>(
+      "SELECT coalesce(max(idx) + 1, 0) FROM turn_events WHERE turn_id = ?",
+    ),
+    insertEvent: query<[string, number, number, string, string]>(
+      "INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES (?, ?, ?, ?, ?)",
+    ),
+    events: query<[string, number, number], EventRow>(
+      "SELECT turn_id, idx, at, payload FROM turn_events WHERE turn_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
+    ),
+
+    insertSecretRequest: query<[SecretRequestRow]>(
+      `INSERT INTO secret_requests (id, turn_id, session_id, tool_call_key, name, prompt, status, bridge_generation,
+         created_at, updated_at, resolved_at)
+       VALUES (@id, @turn_id, @session_id, @tool_call_key, @name, @prompt, @status, @bridge_generation,
+         @created_at, @updated_at, @resolved_at)`,
+    ),
+    secretRequest: query<[string], SecretRequestRow>("SELECT * FROM secret_requests WHERE id = ?"),
+    secretRequestByToolCall: query<[string, string], SecretRequestRow>(
+      "SELECT * FROM secret_requests WHERE turn_id = ? AND tool_call_key = ?",
+    ),
+    secretRequestsOfTurn: query<[string], SecretRequestRow>(
+      "SELECT * FROM secret_requests WHERE turn_id = ? ORDER BY created_at, id",
+    ),
+    pendingSecretRequestsOfTurn: query<[string], SecretRequestRow>(
+      "SELECT * FROM secret_requests WHERE turn_id = ? AND status = 'pending' ORDER BY created_at, id",
+    ),
+    openSecretRequests: query<[], SecretRequestRow>(
+      "SELECT * FROM secret_requests WHERE status IN ('pending', 'orphaned') ORDER BY created_at, id",
+    ),
+    openSecretRequestsOfSession: query<[string], SecretRequestRow>(
+      `SELECT * FROM secret_requests WHERE session_id = ? AND status IN ('pending', 'orphaned')
+       ORDER BY created_at, id`,
+    ),
+    resolveSecretRequest: query<[string, number, number | null, string]>(
+      "UPDATE secret_requests SET status = ?, updated_at = ?, resolved_at = ? WHERE id = ?",
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Backend, TurnRecord } from "@bridgeworks/protocol";
+import { afterEach } from "vitest";
+import type { Clock } from "../src/clock.js";
+import { type JournalOptions, openJournal, type TurnJournal } from "../src/journal.js";
+
+/** A clock that moves only when told to, running due timers as it goes. */
+export class ManualClock implements Clock {
+  #now: number;
+  #nextHandle = 1;
+  readonly #timers = new Map<number, { at: number; callback: () => void }>();
+
+  constructor(start = Date.UTC(2026, 10, 30, 12, 0, 0)) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimeout(callback: () => void, delayMs: number): unknown {
+    const handle = this.#nextHandle++;
+    this.#timers.set(handle, { at: this.#now + delayMs, callback });
+    return handle;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.#timers.delete(handle as number);
+  }
+
+  get pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** Time passes while the event loop is blocked: no timer runs. */
+  skip(milliseconds: number): void {
+    this.#now += milliseconds;
+  }
+
+  advance(milliseconds: number): void {
+    this.#now += milliseconds;
+    for (const [handle, timer] of [...this.#timers].sort(([, a], [, b]) => a.at - b.at)) {
+      if (timer.at > this.#now) continue;
+      this.#timers.delete(handle);
+      timer.callback();
+    }
+  }
+}
+
+export function sequentialIds(prefix = "id"): () => string {
+  let next = 0;
+  return () => `${prefix}-${String(++next).padStart(6, "0")}`;
+}
+
+const openedDirs: string[] = [];
+const openedJournals: TurnJournal[] = [];
+
+afterEach(() => {
+  for (const journal of openedJournals.splice(0)) journal.close();
+  for (const dir of openedDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "turn-journal-"));
+  openedDirs.push(dir);
+  return dir;
+}
+
+export interface TestJournal {
+  journal: TurnJournal;
+  clock: ManualClock;
+  path: string;
+  reopen(options?: Partial<JournalOptions>): TurnJournal;
+}
+
+/** A journal on a fresh file in a temp dir, with a manual clock and sequential ids; closed after each test. */
+export function createTestJournal(options: Partial<JournalOptions> = {}): TestJournal {
+  const path = join(tempDir(), "journal.sqlite");
+  const clock = new ManualClock();
+  const newId = sequentialIds();
+  const open = (overrides: Partial<JournalOptions>) => {
+    const journal = openJournal({ path, clock, newId, ...options, ...overrides });
+    openedJournals.push(journal);
+    return journal;
+  };
+  const journal = open({});
+  return {
+    journal,
+    clock,
+    path,
+    reopen(overrides = {}) {
+      journal.close();
+      return open(overrides);
+    },
+  };
+}
+
+/** A session with one turn moved to `running`. */
+export function runningTurn(journal: TurnJournal, backend: Backend = "claude"): TurnRecord {
+  const session = journal.createSession({ backend });
+  const turn = journal.submitTurn(session.id, { prompt: "do the thing" });
+  journal.transition(turn.id, { phase: "spawning" });
+  return journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+}
+
+export function eventTypes(journal: TurnJournal, turnId: string): string[] {
+  return journal.readEvents(turnId, 0, 10_000).map((envelope) => envelope.event.type);
+}
+
+export function expectContiguous(journal: TurnJournal, turnId: string): number {
+  const indexes = journal.readEvents(turnId, 0, 100_000).map((envelope) => envelope.index);
+  const expected = indexes.map((_, position) => position);
+  if (JSON.stringify(indexes) !== JSON.stringify(expected)) {
+    throw new Error(`turn ${turnId} has indexes ${indexes.join(",")}`);
+  }
+  return indexes.length;
+}

@@ -1,0 +1,188 @@
+import type { TurnRecord } from "@bridgeworks/protocol";
+import { describe, expect, test } from "vitest";
+import type { TurnJournal } from "../src/journal.js";
+import { applyRecovery, planRecovery, recoverJournal } from "../src/recovery.js";
+import { createTestJournal, runningTurn } from "./helpers.js";
+
+function turnRecord(overrides: Partial<TurnRecord>): TurnRecord {
+  return {
+    id: "turn-1",
+    sessionId: "session-1",
+    seq: 1,
+    backend: "claude",
+    input: { prompt: "p" },
+    phase: "running",
+    attempt: 1,
+    effects: [],
+    bridgeGeneration: 1,
+    eventCount: 3,
+    createdAt: "2026-11-30T12:00:00.000Z",
+    updatedAt: "2026-11-30T12:00:00.000Z",
+    ...overrides,
+  };
+}
+
+describe("planRecovery", () => {
+  test("decides each unfinished turn by phase, effects and attempt", () => {
+    const decisions = planRecovery([
+      turnRecord({ id: "queued", phase: "queued" }),
+      turnRecord({ id: "accepted", phase: "accepted" }),
+      turnRecord({ id: "thinking", phase: "running" }),
+      turnRecord({ id: "spawning", phase: "spawning" }),
+      turnRecord({ id: "texted", phase: "running", effects: ["assistant_text"] }),
+      turnRecord({ id: "tool", phase: "running", effects: ["tool_started"] }),
+      turnRecord({ id: "secret", phase: "awaiting_secret", effects: ["tool_started"] }),
+      turnRecord({ id: "replayed", phase: "running", attempt: 2, replayOf: "thinking-0" }),
+      turnRecord({ id: "done", phase: "completed" }),
+    ]);
+    expect(decisions.map(({ turn, action, reason }) => [turn.id, action, reason])).toEqual([
+      ["queued", "keep", "queued"],
+      ["accepted", "keep", "not_started"],
+      ["thinking", "replay", "no_effects"],
+      ["spawning", "replay", "no_effects"],
+      ["texted", "interrupt", "has_effects"],
+      ["tool", "interrupt", "has_effects"],
+      ["secret", "interrupt", "has_effects"],
+      ["replayed", "interrupt", "attempts_exhausted"],
+    ]);
+  });
+
+  test("maxAttempts sets how often a turn without effects is replayed", () => {
+    const turn = turnRecord({ attempt: 2 });
+    expect(planRecovery([turn], { maxAttempts: 3 })[0]?.action).toBe("replay");
+    expect(planRecovery([turn], { maxAttempts: 2 })[0]?.action).toBe("interrupt");
+    expect(planRecovery([turnRecord({ attempt: 1 })], { maxAttempts: 1 })[0]?.action).toBe("interrupt");
+  });
+});
+
+/** A journal after a crash: one turn per situation, each in its own session. */
+function crashedJournal(journal: TurnJournal) {
+  const thinking = runningTurn(journal);
+  journal.appendEvents(thinking.id, [{ type: "reasoning", text: "hmm" }]);
+  const queuedBehindThinking = journal.submitTurn(thinking.sessionId, { prompt: "next" });
+  const texted = runningTurn(journal);
+  journal.appendEvents(texted.id, [{ type: "assistant.text", text: "Sure, starting." }]);
+  const tool = runningTurn(journal, "codex");
+  journal.appendEvents(tool.id, [
+    { type: "tool.started", toolId: "item_1", name: "command_execution", input: {} },
+  ]);
+  const waiting = runningTurn(journal);
+  const request = journal.requestSecret(waiting.id, {
+    toolCallKey: "toolu_9",
+    name: "API_KEY",
+    prompt: "key?",
+  });
+  const accepted = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "not yet" });
+  journal.flush();
+  return { thinking, queuedBehindThinking, texted, tool, waiting, request, accepted };
+}
+
+describe("recoverJournal", () => {
+  test("replays a turn without effects once and interrupts the rest, keeping their events", () => {
+    const { journal, reopen } = createTestJournal();
+    const crashed = crashedJournal(journal);
+    const reopened = reopen();
+    reopened.bumpGeneration();
+    const outcomes = recoverJournal(reopened);
+
+    const byOriginal = new Map(outcomes.map((outcome) => [outcome.decision.turn.id, outcome]));
+    const replay = byOriginal.get(crashed.thinking.id)?.turn;
+    expect(replay).toMatchObject({
+      phase: "accepted",
+      attempt: 2,
+      replayOf: crashed.thinking.id,
+      input: crashed.thinking.input,
+      sessionId: crashed.thinking.sessionId,
+    });
+    expect(reopened.getTurn(crashed.thinking.id)).toMatchObject({
+      phase: "interrupted",
+      error: { code: "daemon_restarted" },
+    });
+    expect(reopened.readEvents(crashed.thinking.id).at(-1)?.event).toEqual({
+      type: "terminal",
+      outcome: "interrupted",
+      error: expect.objectContaining({ code: "daemon_restarted" }),
+      continuedBy: replay?.id,
+    });
+    expect(reopened.getCurrentTurn(crashed.thinking.sessionId)?.id).toBe(replay?.id);
+    expect(reopened.getTurn(crashed.queuedBehindThinking.id)?.phase).toBe("queued");
+
+    for (const ended of [crashed.texted, crashed.tool, crashed.waiting]) {
+      const now = reopened.getTurn(ended.id);
+      expect(now).toMatchObject({ phase: "interrupted", error: { code: "daemon_restarted" } });
+      expect(reopened.readEvents(ended.id).length).toBe(now?.eventCount);
+    }
+    expect(byOriginal.get(crashed.waiting.id)?.orphanedSecretRequests).toEqual([
+      expect.objectContaining({ id: crashed.request.id, status: "orphaned" }),
+    ]);
+    expect(reopened.listOpenSecretRequests()).toEqual([
+      expect.objectContaining({ id: crashed.request.id, name: "API_KEY", prompt: "key?" }),
+    ]);
+    expect(reopened.getTurn(crashed.accepted.id)?.phase).toBe("accepted");
+    expect(reopened.checkConsistency()).toEqual([]);
+  });
+
+  test("running recovery again changes nothing more; a second crash of the replay interrupts it", () => {
+    const { journal, reopen } = createTestJournal();
+    const { thinking } = crashedJournal(journal);
+    const first = recoverJournal(journal);
+    const turnsAfterFirst = journal.listTurns(thinking.sessionId);
+    const plan = planRecovery([thinking]);
+    expect(applyRecovery(journal, plan)[0]?.turn.id).toBe(
+      first.find((o) => o.decision.turn.id === thinking.id)?.turn.id,
+    );
+    expect(journal.listTurns(thinking.sessionId)).toEqual(turnsAfterFirst);
+
+    const replayId = journal.getCurrentTurn(thinking.sessionId)!.id;
+    journal.transition(replayId, { phase: "spawning" });
+    const again = reopen();
+    const second = recoverJournal(again);
+    expect(second.find((outcome) => outcome.decision.turn.id === replayId)?.decision).toMatchObject({
+      action: "interrupt",
+      reason: "attempts_exhausted",
+    });
+    expect(again.getTurn(replayId)).toMatchObject({ phase: "interrupted", error: { code: "replay_limit" } });
+  });
+
+  test("the journal itself refuses to replay a turn with effects", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    journal.appendEvents(turn.id, [{ type: "assistant.delta", text: "Hi" }]);
+    expect(() => journal.replayTurn(turn.id, { code: "x", message: "y" })).toThrow(
+      expect.objectContaining({ code: "turn_has_effects" }),
+    );
+  });
+});
+
+describe("retryTurn", () => {
+  test("starts a new turn with the same input; asking again returns the same retry", () => {
+    const { journal, reopen } = createTestJournal();
+    const turn = runningTurn(journal);
+    journal.appendEvents(turn.id, [{ type: "assistant.text", text: "partial" }]);
+    journal.transition(turn.id, { phase: "interrupted", error: { code: "daemon_restarted", message: "r" } });
+    const retry = journal.retryTurn(turn.id);
+    expect(retry).toMatchObject({
+      retryOf: turn.id,
+      attempt: 1,
+      phase: "accepted",
+      input: turn.input,
+      seq: 2,
+    });
+    expect(journal.retryTurn(turn.id)).toEqual(retry);
+    expect(reopen().retryTurn(turn.id)).toEqual(retry);
+  });
+
+  test("queues behind an active turn and refuses unfinished or completed turns", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    expect(() => journal.retryTurn(turn.id)).toThrow(expect.objectContaining({ code: "turn_not_retryable" }));
+    journal.transition(turn.id, { phase: "failed", error: { code: "api_error", message: "500" } });
+    const busy = journal.submitTurn(turn.sessionId, { prompt: "other" });
+    expect(journal.retryTurn(turn.id).phase).toBe("queued");
+    journal.transition(busy.id, { phase: "cancelled" });
+    const done = runningTurn(journal);
+    journal.transition(done.id, { phase: "completed" });
+    expect(() => journal.retryTurn(done.id)).toThrow(expect.objectContaining({ code: "turn_not_retryable" }));
+    expect(() => journal.retryTurn("missing")).toThrow(expect.objectContaining({ code: "turn_not_found" }));
+  });
+});
