@@ -1,1 +1,37 @@
-export {};
+export { type Clock, createSystemClock } from "./clock.js";
+export { defaultDeadlines, type LedgerDeadlines } from "./deadlines.js";
+export {
+  HandlerCancelledError,
+  type HandlerRefusal,
+  HandlerRefusedError,
+  LedgerDisposedError,
+} from "./errors.js";
+export {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  IDLE_TIMEOUT_VARIABLE,
+  type IdleTimeoutError,
+  type IdleTimeoutSetting,
+  idleTimeoutFromEnv,
+  parseIdleTimeout,
+} from "./idle-timeout.js";
+export type { StreamStall } from "./idle-watchdog.js";
+export {
+  type LedgerEntryView,
+  type LedgerSnapshot,
+  type QuiescenceResult,
+  type StreamEnd,
+  type StreamOutcome,
+  type StreamStart,
+  ToolCallLedger,
+  type ToolCallLedgerOptions,
+  type ToolUseRoute,
+} from "./ledger.js";
+export { streamIdleTimeoutMessage } from "./stall-message.js";
+export type {
+  ContextMessage,
+  DeliveredToolResult,
+  DiagnosticSink,
+  FailedToolResult,
+  ToolCall,
+  ToolResult,
+} from "./types.js";

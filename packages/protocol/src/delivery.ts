@@ -1,1 +1,236 @@
-export {};
+import { z } from "zod";
+
+/**
+ * Records of the Pi provider's tool-call ledger (`@bridgeworks/delivery-reconciler`). Claude Code emits
+ * `tool_use` blocks, Pi executes them, and a later `streamSimple` context carries the results back; every
+ * call and result is paired strictly by this id (`_meta["claudecode/toolUseId"]` on the MCP side).
+ */
+export const ToolCallId = z.string().min(1, "tool call id must not be empty");
+export type ToolCallId = z.infer<typeof ToolCallId>;
+
+const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
+const Count = z.number().int().nonnegative();
+const IdList = z.array(ToolCallId);
+/** Who the record is about: the Pi session and, when the app has several, which Claude Code query. */
+const SessionId = z.string().min(1, "sessionId must not be empty").optional();
+const QueryId = z.string().min(1, "queryId must not be empty").optional();
+
+/**
+ * Where one tool call stands.
+ * - `emitted`: seen in Claude's message while a Pi stream is open; Pi gets it when that stream ends.
+ * - `forwarded`: handed to Pi (the stream ended with `done`); Pi is executing it.
+ * - `handler_waiting`: Claude Code's MCP handler for the id waits for the result.
+ * - `result_queued`: Pi's result arrived before the handler; it waits for the handler.
+ * - `undelivered`: seen while no Pi stream was open; flushed first on the next stream.
+ * - `resolved`: the handler received Pi's result. Terminal.
+ * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler). Terminal.
+ */
+export const LedgerState = z.enum([
+  "emitted",
+  "forwarded",
+  "handler_waiting",
+  "result_queued",
+  "undelivered",
+  "resolved",
+  "failed",
+]);
+export type LedgerState = z.infer<typeof LedgerState>;
+
+export const TerminalLedgerState = LedgerState.extract(["resolved", "failed"]);
+export type TerminalLedgerState = z.infer<typeof TerminalLedgerState>;
+
+/** What moved an entry of the ledger. */
+export const LedgerEvent = z.enum([
+  /** A `tool_use` block arrived while a Pi stream was open. */
+  "tool_use_streamed",
+  /** A `tool_use` block arrived while no Pi stream was open. */
+  "tool_use_undelivered",
+  /** A `tool_use` block repeated an id the ledger already had; ignored. */
+  "tool_use_duplicate",
+  /** An undelivered call was handed to a new Pi stream. */
+  "flushed",
+  /** The Pi stream carrying the call ended with `done`: Pi executes it. */
+  "forwarded",
+  /** The Pi stream carrying the call ended with an error: Pi never got it. */
+  "stream_failed",
+  "handler_waiting",
+  /** A second handler for an id whose handler already waits; refused. */
+  "handler_duplicate",
+  /** A handler for an already settled id; answered at once with the stored answer. */
+  "handler_after_settlement",
+  /** Claude Code cancelled the handler (its MCP request was aborted). */
+  "handler_cancelled",
+  "result_queued",
+  "result_delivered",
+  /** The call was handed to Pi but a later context did not carry its result. */
+  "missing_from_context",
+  "deadline_expired",
+  "aborted",
+]);
+export type LedgerEvent = z.infer<typeof LedgerEvent>;
+
+/** Why an entry ended `failed`. */
+export const LedgerFailureReason = z.enum([
+  "deadline_expired",
+  /** Its result stayed queued past its deadline with no handler; a late handler still gets that result. */
+  "result_unclaimed",
+  "handler_cancelled",
+  "aborted",
+]);
+export type LedgerFailureReason = z.infer<typeof LedgerFailureReason>;
+
+/** One record per change of one ledger entry. */
+export const LedgerTransitionRecord = z.strictObject({
+  type: z.literal("tool_call_ledger_transition"),
+  at: IsoTimestamp,
+  sessionId: SessionId,
+  queryId: QueryId,
+  toolCallId: ToolCallId,
+  /** The tool's name once a `tool_use` block named it; a handler can arrive first. */
+  toolName: z.string().min(1, "toolName must not be empty").optional(),
+  event: LedgerEvent,
+  /** The state before the event; null when the event created the entry. */
+  from: LedgerState.nullable(),
+  to: LedgerState,
+  handlerWaiting: z.boolean(),
+  reason: LedgerFailureReason.optional(),
+  /** A sentence for a human reading the log, e.g. which deadline expired after how long. */
+  detail: z.string().optional(),
+});
+export type LedgerTransitionRecord = z.infer<typeof LedgerTransitionRecord>;
+
+/**
+ * How a delivery examined `context.messages`: `incremental` from the watermark of the previous scan,
+ * `full` from the start (first context with live calls, or the context got shorter or was rewritten),
+ * `skipped` when a first context arrived with nothing to deliver (only its tail was read).
+ */
+export const ContextScanMode = z.enum(["incremental", "full", "skipped"]);
+export type ContextScanMode = z.infer<typeof ContextScanMode>;
+
+export const ContextRescanReason = z.enum(["context_shorter", "context_rewritten"]);
+export type ContextRescanReason = z.infer<typeof ContextRescanReason>;
+
+export const ContextScanStats = z.strictObject({
+  mode: ContextScanMode,
+  /** First index examined and the context length; messages in [from, length) were read. */
+  from: Count,
+  length: Count,
+  messagesExamined: Count,
+});
+export type ContextScanStats = z.infer<typeof ContextScanStats>;
+
+/**
+ * How the results in one context were classified.
+ * - `extractedIds`: delivered from the context's tail (after its last assistant message).
+ * - `presentButNotExtractedIds`: delivered from earlier in the context (a tail-only reader misses them).
+ * - `missingFromContextIds`: handed to Pi, yet no result in the context.
+ * - `duplicateIds`: a result for an id already resolved, or a second result in the context; skipped.
+ * - `lateIds`: a result for an id that already failed (deadline, abort); skipped.
+ * - `foreignIds`: a result that is not this ledger's business: its call is in the context but was
+ *   never recorded (a turn another provider served), or, in a context read from the start, it comes
+ *   before this ledger's first call (history, e.g. a result whose call compaction removed); skipped.
+ * - `unknownIds`: a result for an id this ledger never recorded and the context never called: refused.
+ */
+export const ToolResultDeliveryRecord = z.strictObject({
+  type: z.literal("tool_result_delivery"),
+  at: IsoTimestamp,
+  sessionId: SessionId,
+  queryId: QueryId,
+  scan: ContextScanStats,
+  extractedIds: IdList,
+  presentButNotExtractedIds: IdList,
+  missingFromContextIds: IdList,
+  duplicateIds: IdList,
+  lateIds: IdList,
+  foreignIds: IdList,
+  unknownIds: IdList,
+  /** Of the delivered ids: those whose waiting handler was answered, and those queued for their handler. */
+  resolvedIds: IdList,
+  queuedIds: IdList,
+  /** `toolResult` messages without a usable `toolCallId`; never delivered. */
+  malformedCount: Count,
+});
+export type ToolResultDeliveryRecord = z.infer<typeof ToolResultDeliveryRecord>;
+
+/** The context was not an extension of the one scanned before (e.g. after compaction): scanned in full. */
+export const ContextRescanRecord = z.strictObject({
+  type: z.literal("tool_result_context_rescan"),
+  at: IsoTimestamp,
+  sessionId: SessionId,
+  queryId: QueryId,
+  reason: ContextRescanReason,
+  previousWatermark: Count,
+  length: Count,
+});
+export type ContextRescanRecord = z.infer<typeof ContextRescanRecord>;
+
+/** The idle watchdog saw a genuine stall: no output and nothing pending for `timeoutMs`. */
+export const StreamIdleTimeoutRecord = z.strictObject({
+  type: z.literal("stream_idle_timeout"),
+  at: IsoTimestamp,
+  sessionId: SessionId,
+  queryId: QueryId,
+  timeoutMs: z.number().int().positive(),
+  idleMs: Count,
+  /** The error text handed to Pi; it matches Pi's auto-retry pattern. */
+  message: z.string().min(1),
+});
+export type StreamIdleTimeoutRecord = z.infer<typeof StreamIdleTimeoutRecord>;
+
+/**
+ * Written by the quiescence check when a round of calls did not settle cleanly: something still waits,
+ * is queued, undelivered or executing. `expected` = every call of the round; `delivered` = Pi's result
+ * reached the ledger; `resolved` = a handler received it; `waiting` = handlers still waiting.
+ */
+export const DeliveryMismatchRecord = z
+  .strictObject({
+    type: z.literal("tool_result_delivery_mismatch"),
+    at: IsoTimestamp,
+    sessionId: SessionId,
+    queryId: QueryId,
+    /** Why the check ran, e.g. `teardown` or `turn_end`. */
+    trigger: z.string().min(1, "trigger must not be empty"),
+    expectedCount: Count,
+    deliveredCount: Count,
+    resolvedCount: Count,
+    waitingCount: Count,
+    expectedIds: IdList,
+    deliveredIds: IdList,
+    resolvedIds: IdList,
+    waitingIds: IdList,
+    queuedIds: IdList,
+    undeliveredIds: IdList,
+    /** Seen on a Pi stream that has not ended yet. */
+    emittedIds: IdList,
+    /** Handed to Pi, no result yet. */
+    executingIds: IdList,
+    failedIds: IdList,
+  })
+  .superRefine((record, context) => {
+    const countsAndLists = [
+      ["expectedCount", record.expectedCount, record.expectedIds],
+      ["deliveredCount", record.deliveredCount, record.deliveredIds],
+      ["resolvedCount", record.resolvedCount, record.resolvedIds],
+      ["waitingCount", record.waitingCount, record.waitingIds],
+    ] as const;
+    for (const [field, count, ids] of countsAndLists) {
+      if (count !== ids.length) {
+        context.addIssue({
+          code: "custom",
+          path: [field],
+          message: `${field} must equal the number of listed ids (${ids.length})`,
+        });
+      }
+    }
+  });
+export type DeliveryMismatchRecord = z.infer<typeof DeliveryMismatchRecord>;
+
+/** Every record the ledger writes to its diagnostic sink (the app appends them to a JSONL file). */
+export const DeliveryDiagnosticRecord = z.discriminatedUnion("type", [
+  LedgerTransitionRecord,
+  ToolResultDeliveryRecord,
+  ContextRescanRecord,
+  StreamIdleTimeoutRecord,
+  DeliveryMismatchRecord,
+]);
+export type DeliveryDiagnosticRecord = z.infer<typeof DeliveryDiagnosticRecord>;
