@@ -1,3 +1,8 @@
 import { bridgeworksProject } from "../../vitest.shared.js";
 
-export default bridgeworksProject("board");
+export default bridgeworksProject("board", {
+  globalSetup: ["test/global-setup.ts"],
+  // Tests that start board processes spend most of this starting node; a missed wake-up fails by timeout.
+  testTimeout: 20_000,
+  hookTimeout: 20_000,
+});

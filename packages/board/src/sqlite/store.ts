@@ -1,0 +1,187 @@
+import type Database from "better-sqlite3";
+import type { ActionRow, AgentRow } from "./rows.js";
+
+// Every change takes the next board position. Writers are serialized by SQLite's write lock, so
+// positions are assigned in commit order and a reader never sees a lower one commit later.
+const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM actions)";
+
+export interface NewAction {
+  id: string;
+  kind: string;
+  recipient: string;
+  sender: string;
+  /** The posting agent's name; null when a human posted. */
+  senderAgent: string | null;
+  body: string;
+  now: number;
+}
+
+export interface ClaimableScanRows {
+  rows: ActionRow[];
+  head: number;
+}
+
+/** The SQL of the board, one prepared statement per question; no decisions live here. */
+export class SqliteStore {
+  readonly #db: Database.Database;
+  readonly #statements: ReturnType<typeof prepareStatements>;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#statements = prepareStatements(db);
+  }
+
+  boardId(): string {
+    const row = this.#statements.boardId.get();
+    if (row === undefined) throw new Error("the board file has no board id; its schema is damaged");
+    return row.id;
+  }
+
+  head(): number {
+    return this.#statements.head.get()?.head ?? 0;
+  }
+
+  insertAction(action: NewAction): ActionRow {
+    return this.#statements.insertAction.get(action)!;
+  }
+
+  action(id: string): ActionRow | undefined {
+    return this.#statements.action.get(id);
+  }
+
+  actionsAfter(after: number, limit: number): ActionRow[] {
+    return this.#statements.actionsAfter.all(after, limit);
+  }
+
+  /** Both reads in one snapshot, so the head never runs ahead of what the scan saw. */
+  claimableAfter(name: string, after: number, limit: number): ClaimableScanRows {
+    return this.#read(() => ({
+      rows: this.#statements.claimableAfter.all(name, after, limit),
+      head: this.head(),
+    }));
+  }
+
+  /** The compare-and-set: one statement that claims only an open, addressed action for an active agent. */
+  claim(id: string, agent: string, name: string, now: number): ActionRow | undefined {
+    return this.#statements.claim.get({ id, agent, name, now });
+  }
+
+  complete(id: string, agent: string, result: string | null, now: number): ActionRow | undefined {
+    return this.#statements.complete.get({ id, agent, result, now });
+  }
+
+  /** Cancels for a human (`byAgent` null) or for an active identity of the posting agent. */
+  cancel(input: {
+    id: string;
+    by: string;
+    byAgent: string | null;
+    reason: string | null;
+    now: number;
+  }): ActionRow | undefined {
+    return this.#statements.cancel.get(input);
+  }
+
+  insertAgent(identity: string, name: string, now: number): AgentRow {
+    return this.#statements.insertAgent.get({ identity, name, now })!;
+  }
+
+  agent(identity: string): AgentRow | undefined {
+    return this.#statements.agent.get(identity);
+  }
+
+  agents(): AgentRow[] {
+    return this.#statements.agents.all();
+  }
+
+  /**
+   * Ends an active identity and returns its claims to open, each at a new position so waiters
+   * whose cursors are past the old one see it again. One write transaction: all or nothing.
+   */
+  endAgent(input: {
+    identity: string;
+    status: "retired" | "departed";
+    successor: string | null;
+    now: number;
+  }): { agent: AgentRow; released: string[] } | undefined {
+    return this.#db
+      .transaction(() => {
+        const agent = this.#statements.endAgent.get(input);
+        if (agent === undefined) return undefined;
+        const released = this.#statements.claimsOf
+          .all(input.identity)
+          .map(({ id }) => this.#statements.release.get(id)?.id)
+          .filter((id): id is string => id !== undefined);
+        return { agent, released };
+      })
+      .immediate();
+  }
+
+  #read<T>(read: () => T): T {
+    return this.#db.transaction(read).deferred();
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    boardId: db.prepare<[], { id: string }>("SELECT id FROM board"),
+    head: db.prepare<[], { head: number }>("SELECT coalesce(max(seq), 0) AS head FROM actions"),
+    insertAction: db.prepare<NewAction, ActionRow>(
+      `INSERT INTO actions (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
+     VALUES (@id, ${nextSeq}, @kind, @recipient, @sender, @senderAgent, @body, 'open', @now)
+     RETURNING *`,
+    ),
+    action: db.prepare<[string], ActionRow>("SELECT * FROM actions WHERE id = ?"),
+    actionsAfter: db.prepare<[number, number], ActionRow>(
+      "SELECT * FROM actions WHERE seq > ? ORDER BY seq LIMIT ?",
+    ),
+    claimableAfter: db.prepare<[string, number, number], ActionRow>(
+      `SELECT * FROM actions
+     WHERE state = 'open' AND recipient IN (?, '*') AND seq > ?
+     ORDER BY seq LIMIT ?`,
+    ),
+    claim: db.prepare<{ id: string; agent: string; name: string; now: number }, ActionRow>(
+      `UPDATE actions
+     SET state = 'claimed', claimed_by = @agent, claimed_at = @now, seq = ${nextSeq}
+     WHERE id = @id AND state = 'open' AND recipient IN (@name, '*')
+       AND EXISTS (SELECT 1 FROM agents WHERE identity = @agent AND status = 'active')
+     RETURNING *`,
+    ),
+    complete: db.prepare<{ id: string; agent: string; result: string | null; now: number }, ActionRow>(
+      `UPDATE actions
+     SET state = 'done', result = @result, closed_at = @now, seq = ${nextSeq}
+     WHERE id = @id AND state = 'claimed' AND claimed_by = @agent
+     RETURNING *`,
+    ),
+    cancel: db.prepare<
+      { id: string; by: string; byAgent: string | null; reason: string | null; now: number },
+      ActionRow
+    >(
+      `UPDATE actions
+     SET state = 'cancelled', cancelled_by = @by, result = @reason, closed_at = @now, seq = ${nextSeq}
+     WHERE id = @id AND state IN ('open', 'claimed')
+       AND (@byAgent IS NULL OR (sender_agent = @byAgent
+         AND EXISTS (SELECT 1 FROM agents WHERE identity = @by AND status = 'active')))
+     RETURNING *`,
+    ),
+    claimsOf: db.prepare<[string], { id: string }>(
+      "SELECT id FROM actions WHERE state = 'claimed' AND claimed_by = ? ORDER BY seq",
+    ),
+    release: db.prepare<[string], ActionRow>(
+      `UPDATE actions SET state = 'open', claimed_by = NULL, claimed_at = NULL, seq = ${nextSeq}
+     WHERE id = ? AND state = 'claimed' RETURNING *`,
+    ),
+    insertAgent: db.prepare<{ identity: string; name: string; now: number }, AgentRow>(
+      `INSERT INTO agents (identity, name, status, registered_at) VALUES (@identity, @name, 'active', @now)
+     RETURNING *`,
+    ),
+    agent: db.prepare<[string], AgentRow>("SELECT * FROM agents WHERE identity = ?"),
+    agents: db.prepare<[], AgentRow>("SELECT * FROM agents ORDER BY registered_at, rowid"),
+    endAgent: db.prepare<
+      { identity: string; status: "retired" | "departed"; successor: string | null; now: number },
+      AgentRow
+    >(
+      `UPDATE agents SET status = @status, ended_at = @now, successor = @successor
+     WHERE identity = @identity AND status = 'active' RETURNING *`,
+    ),
+  };
+}

@@ -1,0 +1,3 @@
+export { BoardProcess } from "./board-process.js";
+export { type BoardContractHarness, describeBoardContract, killByPid, tickingClock } from "./contract.js";
+export type { RemoteMethod } from "./rpc.js";

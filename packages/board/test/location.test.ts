@@ -1,0 +1,32 @@
+import { describe, expect, test } from "vitest";
+import { BoardError, resolveBoardLocation } from "../src/index.js";
+
+describe("resolveBoardLocation", () => {
+  const home = "/home/ada";
+
+  test("defaults to ~/.local/state/bee/board.db", () => {
+    expect(resolveBoardLocation({}, home)).toBe("/home/ada/.local/state/bee/board.db");
+  });
+
+  test("follows XDG_STATE_HOME when it is absolute, and ignores it otherwise", () => {
+    expect(resolveBoardLocation({ XDG_STATE_HOME: "/var/state" }, home)).toBe("/var/state/bee/board.db");
+    expect(resolveBoardLocation({ XDG_STATE_HOME: "state" }, home)).toBe(
+      "/home/ada/.local/state/bee/board.db",
+    );
+    expect(resolveBoardLocation({ XDG_STATE_HOME: "" }, home)).toBe("/home/ada/.local/state/bee/board.db");
+  });
+
+  test("BEE_BOARD overrides both, and an empty one counts as unset", () => {
+    const env = { BEE_BOARD: "/srv/team/board.db", XDG_STATE_HOME: "/var/state" };
+    expect(resolveBoardLocation(env, home)).toBe("/srv/team/board.db");
+    expect(resolveBoardLocation({ ...env, BEE_BOARD: "" }, home)).toBe("/var/state/bee/board.db");
+  });
+
+  test("refuses a relative BEE_BOARD or home dir by name", () => {
+    expect(() => resolveBoardLocation({ BEE_BOARD: "board.db" }, home)).toThrowError(
+      expect.objectContaining({ argument: "BEE_BOARD" }),
+    );
+    expect(() => resolveBoardLocation({}, "ada")).toThrowError(BoardError);
+    expect(() => resolveBoardLocation({}, "ada")).toThrowError(/^homedir: /);
+  });
+});
