@@ -8,6 +8,13 @@ export type {
 } from "./recorded.js";
 export type { WaitOptions } from "./request-log.js";
 export {
+  lastUserText,
+  type OfferedTool,
+  offeredTools,
+  toolResultIds,
+  toolResultText,
+} from "./request-view.js";
+export {
   ApiName,
   InvalidScriptError,
   MatchSpec,

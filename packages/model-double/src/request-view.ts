@@ -105,3 +105,23 @@ export function offeredTools(body: unknown): OfferedTool[] {
 export function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
+
+/**
+ * The text a request carries as the result of tool call `id` (anthropic `tool_result` content or
+ * openai `function_call_output` output), or undefined when it carries none.
+ */
+export function toolResultText(api: ApiName, body: unknown, id: string): string | undefined {
+  for (const item of conversationItems(api, body)) {
+    if (api === "openai") {
+      if (stringField(item, "type") !== "function_call_output" || stringField(item, "call_id") !== id)
+        continue;
+      const output = isObject(item) ? item.output : undefined;
+      return typeof output === "string" ? output : textOfContent(output);
+    }
+    for (const block of arrayField(item, "content")) {
+      if (stringField(block, "type") !== "tool_result" || stringField(block, "tool_use_id") !== id) continue;
+      return textOfContent(isObject(block) ? block.content : undefined);
+    }
+  }
+  return undefined;
+}

@@ -9,3 +9,4 @@ export {
   writePiModels,
 } from "./environment.js";
 export { type ExitStatus, ProcessTracker, type TrackedProcess } from "./processes.js";
+export { parseJsonLines, waitUntil, withTimeout } from "./waiting.js";

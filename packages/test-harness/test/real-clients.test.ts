@@ -1,6 +1,11 @@
-import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
+import { type ModelDouble, startModelDouble, toolResultText } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, test } from "vitest";
-import { createIsolatedEnvironment, type IsolatedEnvironment } from "../src/index.js";
+import {
+  createIsolatedEnvironment,
+  type IsolatedEnvironment,
+  parseJsonLines,
+  withTimeout,
+} from "../src/index.js";
 
 const turnTimeoutMs = 90_000;
 let double: ModelDouble | undefined;
@@ -12,33 +17,6 @@ afterEach(async () => {
   environment = undefined;
   double = undefined;
 });
-
-function parseJsonLines(text: string): Array<Record<string, unknown>> {
-  return text
-    .split("\n")
-    .filter((line) => line.trim().startsWith("{"))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-function toolResultText(body: unknown, toolUseId: string): string | undefined {
-  const messages = (body as { messages?: Array<{ content: unknown }> }).messages ?? [];
-  for (const message of messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content as Array<Record<string, unknown>>) {
-      if (block.type !== "tool_result" || block.tool_use_id !== toolUseId) continue;
-      const content = block.content;
-      if (typeof content === "string") return content;
-      return (content as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
-    }
-  }
-  return undefined;
-}
-
-function functionCallOutput(body: unknown, callId: string): string | undefined {
-  const input = (body as { input?: Array<Record<string, unknown>> }).input ?? [];
-  const item = input.find((entry) => entry.type === "function_call_output" && entry.call_id === callId);
-  return item === undefined ? undefined : String(item.output);
-}
 
 describe("claude -p against the model double", () => {
   test("completes a text turn", async () => {
@@ -96,9 +74,9 @@ describe("claude -p against the model double", () => {
 
     expect(exit.code, claude.stderr()).toBe(0);
     const followUp = double.requests.find(
-      (request) => toolResultText(request.body, "toolu_harness_bash") !== undefined,
+      (request) => toolResultText("anthropic", request.body, "toolu_harness_bash") !== undefined,
     );
-    expect(toolResultText(followUp?.body, "toolu_harness_bash")).toContain("HARNESS_BASH_OK");
+    expect(toolResultText("anthropic", followUp?.body, "toolu_harness_bash")).toContain("HARNESS_BASH_OK");
     const result = parseJsonLines(claude.stdout()).find((line) => line.type === "result");
     expect(result).toMatchObject({ is_error: false, result: "the command ran" });
   });
@@ -155,9 +133,9 @@ describe("codex exec --json against the model double", () => {
 
     expect(exit.code, codex.stderr()).toBe(0);
     const followUp = double.requests.find(
-      (request) => functionCallOutput(request.body, "call_harness_exec") !== undefined,
+      (request) => toolResultText("openai", request.body, "call_harness_exec") !== undefined,
     );
-    expect(functionCallOutput(followUp?.body, "call_harness_exec")).toContain("CODEX_EXEC_OK");
+    expect(toolResultText("openai", followUp?.body, "call_harness_exec")).toContain("CODEX_EXEC_OK");
     const events = parseJsonLines(codex.stdout());
     expect(events.at(-1)).toMatchObject({ type: "turn.completed" });
   });
@@ -186,19 +164,3 @@ describe("pi -p against the model double", () => {
     expect(request?.headers["x-api-key"]).toBe(environment.env.DOUBLE_API_KEY);
   });
 });
-
-function withTimeout<T>(promise: Promise<T>, ms: number, describeState: () => string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms\n${describeState()}`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
