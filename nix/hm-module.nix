@@ -1,0 +1,102 @@
+# services.floot-daemon for home-manager: `floot daemon` as the user's own service, a systemd user
+# service on Linux and a launchd agent on macOS, so sessions run as you, in your projects.
+# Usage (flake):  imports = [ bridgeworks.homeModules.default ];
+#                 services.floot-daemon.enable = true;
+self:
+{
+  config,
+  lib,
+  pkgs,
+  ...
+}:
+let
+  cfg = config.services.floot-daemon;
+  stateDir = "${config.xdg.stateHome}/floot";
+  command = [
+    (lib.getExe cfg.package)
+    "daemon"
+  ]
+  ++ cfg.extraArgs;
+  environment = {
+    FLOOT_STATE_DIR = stateDir;
+    # A user service does not see the login shell's PATH: the CLIs the daemon starts come from
+    # `path`, then from the home-manager profile.
+    PATH = lib.concatStringsSep ":" [
+      (lib.makeBinPath cfg.path)
+      "${config.home.profileDirectory}/bin"
+      "/run/current-system/sw/bin"
+      "/nix/var/nix/profiles/default/bin"
+      "/usr/local/bin"
+      "/usr/bin"
+      "/bin"
+    ];
+  }
+  // cfg.environment;
+in
+{
+  options.services.floot-daemon = {
+    enable = lib.mkEnableOption "the Floot daemon as a user service";
+
+    package = lib.mkOption {
+      type = lib.types.package;
+      default = self.packages.${pkgs.stdenv.hostPlatform.system}.floot-daemon;
+      defaultText = lib.literalExpression "bridgeworks.packages.\${system}.floot-daemon";
+      description = "The floot-daemon package.";
+    };
+
+    extraArgs = lib.mkOption {
+      type = lib.types.listOf lib.types.str;
+      default = [ ];
+      description = "Arguments after `floot daemon`.";
+    };
+
+    path = lib.mkOption {
+      type = lib.types.listOf lib.types.package;
+      default = [ ];
+      description = "Packages put first on the daemon's PATH (claude, codex, git, ...).";
+    };
+
+    environment = lib.mkOption {
+      type = lib.types.attrsOf lib.types.str;
+      default = { };
+      description = "Extra environment variables. Never put a secret here: it lands in the world-readable store.";
+    };
+  };
+
+  config = lib.mkIf cfg.enable (
+    lib.mkMerge [
+      { home.packages = [ cfg.package ]; }
+
+      (lib.mkIf pkgs.stdenv.hostPlatform.isLinux {
+        systemd.user.services.floot-daemon = {
+          Unit.Description = "Floot daemon";
+          Service = {
+            ExecStart = lib.escapeShellArgs command;
+            Environment = lib.mapAttrsToList (name: value: "${name}=${value}") environment;
+            Restart = "on-failure";
+            RestartSec = 2;
+            UMask = "0077";
+          };
+          Install.WantedBy = [ "default.target" ];
+        };
+      })
+
+      (lib.mkIf pkgs.stdenv.hostPlatform.isDarwin {
+        launchd.agents.floot-daemon = {
+          enable = true;
+          config = {
+            ProgramArguments = command;
+            EnvironmentVariables = environment;
+            RunAtLoad = true;
+            KeepAlive = {
+              SuccessfulExit = false;
+            };
+            ProcessType = "Background";
+            StandardOutPath = "${config.home.homeDirectory}/Library/Logs/floot-daemon.log";
+            StandardErrorPath = "${config.home.homeDirectory}/Library/Logs/floot-daemon.log";
+          };
+        };
+      })
+    ]
+  );
+}

@@ -1,0 +1,89 @@
+# services.floot-daemon: `floot daemon` as a system service, its state in /var/lib/floot-daemon.
+# Usage (flake):  imports = [ bridgeworks.nixosModules.default ];
+#                 services.floot-daemon = { enable = true; path = [ pkgs.claude-code pkgs.codex ]; };
+self:
+{
+  config,
+  lib,
+  pkgs,
+  ...
+}:
+let
+  cfg = config.services.floot-daemon;
+  stateDir = "/var/lib/floot-daemon";
+  runtimeDir = "/run/floot-daemon";
+in
+{
+  options.services.floot-daemon = {
+    enable = lib.mkEnableOption "the Floot daemon (hosts Claude Code and Codex sessions that survive a restart)";
+
+    package = lib.mkOption {
+      type = lib.types.package;
+      default = self.packages.${pkgs.stdenv.hostPlatform.system}.floot-daemon;
+      defaultText = lib.literalExpression "bridgeworks.packages.\${system}.floot-daemon";
+      description = "The floot-daemon package.";
+    };
+
+    extraArgs = lib.mkOption {
+      type = lib.types.listOf lib.types.str;
+      default = [ ];
+      description = "Arguments after `floot daemon`.";
+    };
+
+    path = lib.mkOption {
+      type = lib.types.listOf lib.types.package;
+      default = [ ];
+      description = "Packages on the daemon's PATH: the claude and codex CLIs it starts, git, and what their tools run.";
+    };
+
+    environment = lib.mkOption {
+      type = lib.types.attrsOf lib.types.str;
+      default = { };
+      description = "Extra environment variables. Never put a secret here: it lands in the world-readable store.";
+    };
+
+    environmentFile = lib.mkOption {
+      type = lib.types.nullOr lib.types.path;
+      default = null;
+      description = "A file of KEY=value lines (e.g. ANTHROPIC_API_KEY) read by systemd at start, outside the store.";
+    };
+
+    user = lib.mkOption {
+      type = lib.types.nullOr lib.types.str;
+      default = null;
+      description = "Run as this existing user (so sessions can work in that user's projects). null: a dynamic user.";
+    };
+  };
+
+  config = lib.mkIf cfg.enable {
+    systemd.services.floot-daemon = {
+      description = "Floot daemon";
+      wantedBy = [ "multi-user.target" ];
+      after = [ "network.target" ];
+      inherit (cfg) path;
+      environment = {
+        FLOOT_STATE_DIR = stateDir;
+        XDG_STATE_HOME = stateDir;
+        XDG_RUNTIME_DIR = runtimeDir;
+        HOME = stateDir;
+      }
+      // cfg.environment;
+      serviceConfig = {
+        ExecStart = lib.escapeShellArgs ([ (lib.getExe cfg.package) "daemon" ] ++ cfg.extraArgs);
+        StateDirectory = "floot-daemon";
+        StateDirectoryMode = "0700";
+        RuntimeDirectory = "floot-daemon";
+        RuntimeDirectoryMode = "0700";
+        WorkingDirectory = stateDir;
+        # The daemon fences and recovers leftover turns at start; a crash loop is still a crash loop.
+        Restart = "on-failure";
+        RestartSec = 2;
+        UMask = "0077";
+        NoNewPrivileges = true;
+        PrivateTmp = true;
+      }
+      // (if cfg.user == null then { DynamicUser = true; } else { User = cfg.user; })
+      // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; };
+    };
+  };
+}
