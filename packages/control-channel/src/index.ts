@@ -22,6 +22,50 @@ export {
   type SettledRetireOutcome,
   startControlServer,
 } from "./control-server.js";
+export {
+  type ClaudeMcpConfig,
+  type CodexMcpOverrides,
+  claudeMcpConfig,
+  codexMcpOverrides,
+  defaultShimCommand,
+  defaultShimScriptPath,
+  type McpStdioMount,
+  type MintTurnMountOptions,
+  mintTurnMount,
+  type ShimCommand,
+  type WriteMcpConfigFileOptions,
+  writeMcpConfigFile,
+} from "./mcp-mount.js";
+export {
+  runShim,
+  ShimExitCode,
+  type ShimOptions,
+  shimSocketEnvVar,
+  shimTokenEnvVar,
+} from "./mcp-shim.js";
+export {
+  assertGeneration,
+  assertSocketPath,
+  type BridgeGeneration,
+  type BridgeGenerationOptions,
+  bridgeGenerationDir,
+  defaultHelloTimeoutMs,
+  McpMountError,
+  type McpMountErrorCode,
+  type McpRefusalReason,
+  type McpServerLike,
+  type McpSocketEvent,
+  type McpSocketServer,
+  type McpSocketServerOptions,
+  maxHelloBytes,
+  maxSocketPathBytes,
+  mcpSocketName,
+  removeStaleGenerations,
+  startBridgeGeneration,
+  startMcpSocketServer,
+} from "./mcp-socket-server.js";
+export { SocketTransport, type SocketTransportOptions } from "./mcp-socket-transport.js";
+export { TurnTokenRegistry } from "./mcp-turn-tokens.js";
 export { isPidAlive, type SignalSender } from "./pid.js";
 export {
   type ExecFile,

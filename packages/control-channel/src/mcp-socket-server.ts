@@ -1,0 +1,421 @@
+import { chmod, lstat, readdir, rm, unlink } from "node:fs/promises";
+import { connect, createServer as createNetServer, type Socket } from "node:net";
+import { isAbsolute, join } from "node:path";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { hasErrnoCode } from "./errno.js";
+import { SocketTransport } from "./mcp-socket-transport.js";
+import { ensureRunDir } from "./run-dir.js";
+
+/** The socket's name inside a generation dir. */
+export const mcpSocketName = "mcp.sock";
+/** How long a connection may take to send its token line. */
+export const defaultHelloTimeoutMs = 5_000;
+/** The token line is `{"token":"<64 hex>"}`; anything much longer is not one. */
+export const maxHelloBytes = 1_024;
+
+/**
+ * The longest socket path `bind(2)` takes, in bytes: `sun_path` is 108 bytes on Linux and 104 on the
+ * BSDs and macOS, both counting the terminating NUL. Longer paths would be truncated silently by some
+ * runtimes, so they are refused instead.
+ */
+export const maxSocketPathBytes = process.platform === "linux" ? 107 : 103;
+
+export type McpMountErrorCode =
+  | "invalid-generation"
+  | "relative-path"
+  | "socket-path-too-long"
+  | "socket-in-use"
+  | "not-a-socket"
+  | "invalid-token"
+  | "invalid-shim-command"
+  | "invalid-server-name";
+
+export class McpMountError extends Error {
+  override readonly name = "McpMountError";
+  constructor(
+    readonly code: McpMountErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What `createServer` must return: an SDK `McpServer` or low-level `Server` (both qualify). */
+export interface McpServerLike {
+  connect(transport: Transport): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Structured events for the owner's log. None carries a token. */
+export type McpSocketEvent =
+  | { type: "connected"; generation: number }
+  | { type: "disconnected"; generation: number }
+  | { type: "refused"; generation: number; reason: McpRefusalReason }
+  | { type: "error"; generation: number; message: string };
+
+export type McpRefusalReason =
+  | "unauthorized"
+  | "malformed-hello"
+  | "hello-too-long"
+  | "hello-timeout"
+  | "closing"
+  | "server-failed";
+
+export interface McpSocketServerOptions<Context> {
+  /** The generation's own dir, e.g. `<state>/bridges/g<gen>` (see `bridgeGenerationDir`); made 0700. */
+  dir: string;
+  generation: number;
+  /** Called per authorized connection with what `authorize` returned for its token. */
+  createServer: (context: Context) => McpServerLike;
+  /** Maps a token to its turn; `undefined` refuses it. Compare in constant time (see `TurnTokenRegistry`). */
+  authorize: (token: string) => Context | undefined;
+  helloTimeoutMs?: number;
+  onEvent?: (event: McpSocketEvent) => void;
+}
+
+export interface McpSocketServer<Context> {
+  readonly generation: number;
+  readonly dir: string;
+  readonly socketPath: string;
+  /** Authorized connections currently open. */
+  connectionCount(): number;
+  /** Ends the connections authorized with `context` (e.g. a cancelled turn); returns how many. */
+  closeConnectionsOf(context: Context): number;
+  /**
+   * Stops listening, removes the socket file and destroys every connection at once: each MCP server's
+   * in-flight handlers are aborted and each shim exits, so the CLI sees its call fail. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+export function assertGeneration(generation: number): void {
+  if (!Number.isSafeInteger(generation) || generation < 1) {
+    throw new McpMountError(
+      "invalid-generation",
+      `generation must be a positive integer, got ${JSON.stringify(generation)}`,
+    );
+  }
+}
+
+/** `<bridgesDir>/g<generation>`. */
+export function bridgeGenerationDir(bridgesDir: string, generation: number): string {
+  assertGeneration(generation);
+  return join(bridgesDir, `g${generation}`);
+}
+
+/** Refuses a relative socket path or one longer than `sun_path` takes, naming the limit. */
+export function assertSocketPath(socketPath: string): void {
+  if (!isAbsolute(socketPath)) {
+    throw new McpMountError(
+      "relative-path",
+      `MCP socket path must be absolute, got ${JSON.stringify(socketPath)}`,
+    );
+  }
+  const bytes = Buffer.byteLength(socketPath);
+  if (bytes > maxSocketPathBytes) {
+    throw new McpMountError(
+      "socket-path-too-long",
+      `MCP socket path ${socketPath} is ${bytes} bytes; a unix socket path may have at most ` +
+        `${maxSocketPathBytes} bytes here; use a shorter state dir`,
+    );
+  }
+}
+
+/**
+ * Serves MCP on `<dir>/mcp.sock` for one bridge generation. Each connection must first send one line
+ * `{"token":"..."}`; `authorize` maps it to a turn context or refuses it, and a refused (or silent, or
+ * malformed) connection is closed without a byte of MCP. After the token line the connection speaks
+ * newline-delimited JSON-RPC to the server `createServer(context)` returns.
+ */
+export async function startMcpSocketServer<Context>(
+  options: McpSocketServerOptions<Context>,
+): Promise<McpSocketServer<Context>> {
+  const { dir, generation } = options;
+  assertGeneration(generation);
+  const socketPath = join(dir, mcpSocketName);
+  // Checked before anything is created: a refusal leaves nothing behind.
+  assertSocketPath(socketPath);
+  const helloTimeoutMs = options.helloTimeoutMs ?? defaultHelloTimeoutMs;
+  const emit = (event: McpSocketEvent) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A logger must not break the server.
+    }
+  };
+
+  await ensureRunDir(dir);
+  await clearStaleSocket(socketPath);
+
+  interface Connection {
+    socket: Socket;
+    context?: Context;
+    server?: McpServerLike;
+  }
+  const connections = new Set<Connection>();
+  let closing = false;
+
+  const netServer = createNetServer({ pauseOnConnect: true }, (socket) => {
+    const connection: Connection = { socket };
+    connections.add(connection);
+    socket.on("error", (error) => emit({ type: "error", generation, message: error.message }));
+    socket.once("close", () => {
+      connections.delete(connection);
+      if (connection.server !== undefined) {
+        emit({ type: "disconnected", generation });
+        void connection.server.close().catch(() => {});
+      }
+    });
+    if (closing) {
+      refuse(connection, "closing");
+      return;
+    }
+    awaitHello(connection);
+  });
+
+  function refuse(connection: Connection, reason: McpRefusalReason): void {
+    emit({ type: "refused", generation, reason });
+    connection.socket.destroy();
+  }
+
+  function awaitHello(connection: Connection): void {
+    const { socket } = connection;
+    let buffered = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      socket.off("data", onData);
+      refuse(connection, "hello-timeout");
+    }, helloTimeoutMs);
+    socket.once("close", () => clearTimeout(timer));
+
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const newline = buffered.indexOf(0x0a);
+      if (newline === -1) {
+        if (buffered.length > maxHelloBytes) {
+          clearTimeout(timer);
+          socket.off("data", onData);
+          refuse(connection, "hello-too-long");
+        }
+        return;
+      }
+      clearTimeout(timer);
+      socket.off("data", onData);
+      socket.pause();
+      if (newline > maxHelloBytes) {
+        refuse(connection, "hello-too-long");
+        return;
+      }
+      const token = parseHello(buffered.subarray(0, newline));
+      if (token === undefined) {
+        refuse(connection, "malformed-hello");
+        return;
+      }
+      let context: Context | undefined;
+      try {
+        context = options.authorize(token);
+      } catch (error) {
+        emit({ type: "error", generation, message: `authorize threw: ${messageOf(error)}` });
+        context = undefined;
+      }
+      if (context === undefined) {
+        refuse(connection, "unauthorized");
+        return;
+      }
+      serve(connection, context, buffered.subarray(newline + 1));
+    };
+    socket.on("data", onData);
+    socket.resume();
+  }
+
+  function serve(connection: Connection, context: Context, initialData: Buffer): void {
+    const { socket } = connection;
+    if (closing || socket.destroyed) {
+      refuse(connection, "closing");
+      return;
+    }
+    let server: McpServerLike;
+    try {
+      server = options.createServer(context);
+    } catch (error) {
+      emit({ type: "error", generation, message: `createServer threw: ${messageOf(error)}` });
+      refuse(connection, "server-failed");
+      return;
+    }
+    connection.context = context;
+    connection.server = server;
+    const transport = new SocketTransport(socket, { initialData });
+    server.connect(transport).then(
+      () => emit({ type: "connected", generation }),
+      (error: unknown) => {
+        emit({ type: "error", generation, message: `connect failed: ${messageOf(error)}` });
+        socket.destroy();
+      },
+    );
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    netServer.once("error", reject);
+    netServer.listen(socketPath, () => {
+      netServer.off("error", reject);
+      resolve();
+    });
+  });
+  netServer.on("error", (error) => emit({ type: "error", generation, message: error.message }));
+  try {
+    // The 0700 dir already keeps other users out; the socket's own mode says the same.
+    await chmod(socketPath, 0o600);
+  } catch (error) {
+    netServer.close();
+    throw error;
+  }
+
+  let closed: Promise<void> | undefined;
+  return {
+    generation,
+    dir,
+    socketPath,
+    connectionCount: () => [...connections].filter((connection) => connection.server !== undefined).length,
+    closeConnectionsOf(context) {
+      let count = 0;
+      for (const connection of connections) {
+        if (connection.server === undefined || connection.context !== context) continue;
+        connection.socket.destroy();
+        count += 1;
+      }
+      return count;
+    },
+    close() {
+      if (closed !== undefined) return closed;
+      closing = true;
+      closed = (async () => {
+        const stopped = new Promise<void>((resolve) => netServer.close(() => resolve()));
+        const servers: McpServerLike[] = [];
+        for (const connection of connections) {
+          if (connection.server !== undefined) servers.push(connection.server);
+          connection.socket.destroy();
+        }
+        await Promise.all(servers.map((server) => server.close().catch(() => {})));
+        await stopped;
+        await unlink(socketPath).catch((error: unknown) => {
+          if (!hasErrnoCode(error, "ENOENT")) throw error;
+        });
+      })();
+      return closed;
+    },
+  };
+}
+
+function parseHello(line: Buffer): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const token = (value as { token?: unknown }).token;
+  return typeof token === "string" && token.length > 0 ? token : undefined;
+}
+
+/**
+ * A socket file left at `socketPath` by a dead server is removed; one something still listens on is
+ * refused, and so is anything that is not a socket.
+ */
+async function clearStaleSocket(socketPath: string): Promise<void> {
+  const stats = await lstat(socketPath).catch((error: unknown) => {
+    if (hasErrnoCode(error, "ENOENT")) return undefined;
+    throw error;
+  });
+  if (stats === undefined) return;
+  if (!stats.isSocket()) {
+    throw new McpMountError(
+      "not-a-socket",
+      `${socketPath} exists and is not a socket; refusing to replace it`,
+    );
+  }
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(socketPath);
+    probe.once("connect", () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once("error", () => resolve(false));
+  });
+  if (live) {
+    throw new McpMountError("socket-in-use", `${socketPath} is in use by a running server`);
+  }
+  await unlink(socketPath).catch((error: unknown) => {
+    if (!hasErrnoCode(error, "ENOENT")) throw error;
+  });
+}
+
+const generationDirPattern = /^g([1-9][0-9]*)$/;
+
+/**
+ * Removes `<bridgesDir>/g<n>` for every n below `currentGeneration` (anything else is left alone) and
+ * returns the generations removed, ascending. A shim still pointed at one of them then finds no socket
+ * and exits at once. A symlink named like a generation is unlinked, never followed.
+ */
+export async function removeStaleGenerations(
+  bridgesDir: string,
+  currentGeneration: number,
+): Promise<number[]> {
+  assertGeneration(currentGeneration);
+  const names = await readdir(bridgesDir).catch((error: unknown) => {
+    if (hasErrnoCode(error, "ENOENT")) return [] as string[];
+    throw error;
+  });
+  const removed: number[] = [];
+  for (const name of names) {
+    const match = generationDirPattern.exec(name);
+    if (!match) continue;
+    const generation = Number(match[1]);
+    if (!Number.isSafeInteger(generation) || generation >= currentGeneration) continue;
+    const path = join(bridgesDir, name);
+    const stats = await lstat(path).catch(() => undefined);
+    if (stats === undefined) continue;
+    if (stats.isDirectory()) await rm(path, { recursive: true, force: true });
+    else await unlink(path).catch(() => {});
+    removed.push(generation);
+  }
+  return removed.sort((a, b) => a - b);
+}
+
+export interface BridgeGenerationOptions<Context>
+  extends Omit<McpSocketServerOptions<Context>, "dir" | "generation"> {
+  /** The parent of every generation dir, e.g. `<state>/bridges`. */
+  bridgesDir: string;
+  /** The generation this daemon start committed (bumped on every start). */
+  generation: number;
+}
+
+export interface BridgeGeneration<Context> {
+  server: McpSocketServer<Context>;
+  /** Older generations whose dirs were removed. */
+  removedGenerations: number[];
+}
+
+/**
+ * What a daemon does at start, after committing its bumped generation and before accepting turns:
+ * serve `<bridgesDir>/g<generation>/mcp.sock`, then remove every older generation's dir.
+ */
+export async function startBridgeGeneration<Context>(
+  options: BridgeGenerationOptions<Context>,
+): Promise<BridgeGeneration<Context>> {
+  const { bridgesDir, generation, ...rest } = options;
+  const dir = bridgeGenerationDir(bridgesDir, generation);
+  assertSocketPath(join(dir, mcpSocketName));
+  await ensureRunDir(bridgesDir);
+  const server = await startMcpSocketServer({ ...rest, dir, generation });
+  try {
+    const removedGenerations = await removeStaleGenerations(bridgesDir, generation);
+    return { server, removedGenerations };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
