@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureSystemPackages } from "./system-packages.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const [job, ...jobArgs] = process.argv.slice(2);
@@ -24,6 +25,12 @@ step("install", pnpm, ["install", "--frozen-lockfile", "--prefer-offline"]);
 jobs[job](jobArgs);
 
 function runTests(args) {
+  try {
+    ensureSystemPackages();
+  } catch (error) {
+    console.error(`bootstrap: ${error.message}`);
+    process.exit(1);
+  }
   step("build", pnpm, ["run", "build"]);
   step("test", pnpm, ["exec", "vitest", "run", ...args]);
 }

@@ -68,7 +68,13 @@ export function startCliProcess(
   if (status === undefined)
     throw new Error(`${launch.command} (pid ${pid}) vanished before its start time was read`);
   const identity: ProcessIdentity = { pid, startTime: status.startTime };
-  hooks.onSpawned(identity);
+  try {
+    hooks.onSpawned(identity);
+  } catch (error) {
+    // Nobody could fence a process whose identity was never recorded: end it now.
+    signalProcessGroup(pid, "SIGKILL");
+    throw error;
+  }
 
   const splitter = new LineSplitter();
   let stderrTail = "";

@@ -1,4 +1,21 @@
 export {
+  type BackendAdapter,
+  type ClassifyContext,
+  type ConversationRef,
+  defaultMcpServerName,
+  type McpMount,
+  type McpSpec,
+  type PreparedTurn,
+  type StreamTranslator,
+  type TranslatedLine,
+  TurnErrorCode,
+  type TurnOutcome,
+  type TurnSpec,
+} from "./backend-adapter.js";
+export { type ClaudeAdapterOptions, type ClaudeFileSystem, createClaudeAdapter } from "./claude-adapter.js";
+export { claudeConfigDir, claudeProjectDirName, claudeTranscriptPath } from "./claude-transcript.js";
+export { type ClaudeTranslatorOptions, createClaudeTranslator } from "./claude-translator.js";
+export {
   type CliExit,
   type CliLaunch,
   type CliProcessDeps,
@@ -6,6 +23,8 @@ export {
   type RunningCli,
   startCliProcess,
 } from "./cli-process.js";
+export { type CodexAdapterOptions, createCodexAdapter } from "./codex-adapter.js";
+export { type CodexTranslatorOptions, createCodexTranslator } from "./codex-translator.js";
 export { LineSplitter } from "./line-splitter.js";
 export {
   type FenceOptions,
@@ -18,3 +37,4 @@ export {
   readProcessStatus,
   signalProcessGroup,
 } from "./process-identity.js";
+export { type RunningTurn, type RunTurnHooks, runTurn, type TurnResult } from "./run-turn.js";

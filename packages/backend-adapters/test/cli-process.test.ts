@@ -75,7 +75,9 @@ describe("CLI process core", () => {
 
 describe("fencing a leftover process", () => {
   test("terminates a process whose pid and start time match", async () => {
-    const { cli } = launch("trap '' TERM; while :; do sleep 1; done");
+    const { cli, lines } = launch("trap '' TERM; echo trapped; while :; do sleep 1; done");
+    // TERM before the trap is set would end it at once.
+    await waitFor(() => lines.length > 0);
     const outcome = await fenceProcess(cli.identity, { graceMs: 200 });
     expect(outcome).toBe("killed");
     expect((await cli.exited).signal).toBe("SIGKILL");
@@ -102,3 +104,22 @@ async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe("recording the spawn", () => {
+  test("a process whose identity could not be recorded is killed, and the error surfaces", async () => {
+    let spawnedPid = 0;
+    expect(() =>
+      startCliProcess(
+        { command: "sleep", args: ["300"], cwd: process.cwd(), env: { PATH: process.env.PATH ?? "/bin" } },
+        {
+          onSpawned: (identity) => {
+            spawnedPid = identity.pid;
+            throw new Error("journal unavailable");
+          },
+          onLine: () => {},
+        },
+      ),
+    ).toThrow("journal unavailable");
+    await waitFor(() => !isAlive(spawnedPid));
+  });
+});

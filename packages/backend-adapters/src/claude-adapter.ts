@@ -1,0 +1,94 @@
+import { randomUUID as nodeRandomUUID } from "node:crypto";
+import { existsSync, realpathSync } from "node:fs";
+import type { BackendAdapter, McpSpec, PreparedTurn, TurnSpec } from "./backend-adapter.js";
+import { claudeConfigDir, claudeTranscriptPath } from "./claude-transcript.js";
+import { createClaudeTranslator } from "./claude-translator.js";
+import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
+import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
+
+export interface ClaudeFileSystem {
+  exists(path: string): boolean;
+  /** The physical path (symlinks resolved): Claude Code names its project folder after it. */
+  realpath(path: string): string;
+}
+
+export interface ClaudeAdapterOptions {
+  /** Default `claude` (looked up on the environment's PATH). */
+  command?: string;
+  /** Default `process.env`: the user's own configuration and login apply. */
+  baseEnv?: EnvironmentSource;
+  /** The session's additions to the environment. */
+  env?: Readonly<Record<string, string>>;
+  model?: string;
+  /** Stream text deltas (`assistant.delta`) as well as whole blocks. */
+  includePartialMessages?: boolean;
+  /** Tools allowed besides the mounted MCP server's, e.g. `Bash`. */
+  allowedTools?: readonly string[];
+  /** Appended to the argv as given, e.g. `--permission-mode dontAsk`. */
+  extraArgs?: readonly string[];
+  fs?: ClaudeFileSystem;
+  randomUUID?: () => string;
+}
+
+const nodeFileSystem: ClaudeFileSystem = { exists: existsSync, realpath: (path) => realpathSync(path) };
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * One `claude -p` per turn. The prompt goes to stdin as one stream-json user message (no argv length
+ * limit, and `--allowedTools` is variadic: a prompt after it would be read as a tool name). The
+ * session UUID is the daemon's: `--session-id` while no transcript exists, `--resume` once one does.
+ */
+export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BackendAdapter {
+  const command = options.command ?? "claude";
+  const fs = options.fs ?? nodeFileSystem;
+  const randomUUID = options.randomUUID ?? nodeRandomUUID;
+
+  return {
+    backend: "claude",
+    prepareTurn(turn: TurnSpec): PreparedTurn {
+      const sessionId = turn.conversation?.id ?? randomUUID();
+      if (!uuidPattern.test(sessionId))
+        throw new Error(`conversation.id must be a UUID for Claude Code, got ${JSON.stringify(sessionId)}`);
+      const env = mergeEnvironment(
+        options.baseEnv ?? process.env,
+        options.env,
+        turn.mcp && { MCP_TOOL_TIMEOUT: String(checkedToolTimeoutMs(turn.mcp)) },
+      );
+      const transcript = claudeTranscriptPath(claudeConfigDir(env), fs.realpath(turn.cwd), sessionId);
+      const resuming = turn.conversation?.established === true || fs.exists(transcript);
+
+      const args = ["-p", "--output-format", "stream-json", "--input-format", "stream-json", "--verbose"];
+      if (options.includePartialMessages) args.push("--include-partial-messages");
+      args.push(resuming ? "--resume" : "--session-id", sessionId);
+      if (options.model !== undefined) args.push("--model", options.model);
+      const allowedTools = [...(turn.mcp ? mcpArgs(turn.mcp, args) : []), ...(options.allowedTools ?? [])];
+      if (allowedTools.length > 0) args.push("--allowedTools", allowedTools.join(","));
+      args.push(...(options.extraArgs ?? []));
+
+      return {
+        backend: "claude",
+        launch: { command, args, cwd: turn.cwd, env, stdin: userMessageLine(turn.prompt) },
+        conversationId: sessionId,
+        resuming,
+        translator: createClaudeTranslator({
+          command,
+          ...(turn.mcp && { mcpServerName: mcpServerName(turn.mcp) }),
+        }),
+      };
+    },
+  };
+}
+
+/** Adds the MCP flags to `args`; returns the server's tools as Claude Code names them. */
+function mcpArgs(spec: McpSpec, args: string[]): string[] {
+  const name = mcpServerName(spec);
+  const { command, args: mountArgs, env } = spec.mount;
+  const server = { type: "stdio", command, args: mountArgs, ...(env && { env }) };
+  args.push("--mcp-config", JSON.stringify({ mcpServers: { [name]: server } }), "--strict-mcp-config");
+  return checkedToolNames(spec).map((tool) => `mcp__${name}__${tool}`);
+}
+
+function userMessageLine(prompt: string): string {
+  const message = { role: "user", content: [{ type: "text", text: prompt }] };
+  return `${JSON.stringify({ type: "user", message })}\n`;
+}

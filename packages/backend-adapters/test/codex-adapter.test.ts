@@ -1,0 +1,78 @@
+import { describe, expect, test } from "vitest";
+import { createCodexAdapter } from "../src/index.js";
+
+const baseEnv = { PATH: "/usr/bin", CODEX_HOME: "/home/u/.codex" };
+const threadId = "01a22b07-69dd-7ce2-bd49-e4ec8226c97c";
+
+describe("Codex argv and environment", () => {
+  test("first turn: exec --json with the prompt on stdin; the thread id comes later", () => {
+    const prepared = createCodexAdapter({ baseEnv, env: { EXTRA: "1" } }).prepareTurn({
+      prompt: "hello\n-- not a flag",
+      cwd: "/work/ws",
+    });
+    expect(prepared).toMatchObject({ backend: "codex", conversationId: undefined, resuming: false });
+    expect(prepared.launch).toEqual({
+      command: "codex",
+      args: ["exec", "--json", "--skip-git-repo-check", "-"],
+      cwd: "/work/ws",
+      env: { PATH: "/usr/bin", CODEX_HOME: "/home/u/.codex", EXTRA: "1" },
+      stdin: "hello\n-- not a flag",
+    });
+  });
+
+  test("later turns: exec resume <thread_id>, with the session's model and -c overrides", () => {
+    const prepared = createCodexAdapter({
+      baseEnv,
+      model: "gpt-5.1-codex",
+      configOverrides: ['model_reasoning_effort="low"'],
+      skipGitRepoCheck: false,
+    }).prepareTurn({ prompt: "again", cwd: "/w", conversation: { id: threadId, established: true } });
+    expect(prepared).toMatchObject({ conversationId: threadId, resuming: true });
+    expect(prepared.launch.args).toEqual([
+      "exec",
+      "resume",
+      "--json",
+      "-m",
+      "gpt-5.1-codex",
+      "-c",
+      'model_reasoning_effort="low"',
+      threadId,
+      "-",
+    ]);
+  });
+
+  test("the MCP mount as mcp_servers.<name> TOML overrides", () => {
+    const prepared = createCodexAdapter({ baseEnv }).prepareTurn({
+      prompt: "x",
+      cwd: "/w",
+      mcp: {
+        mount: {
+          command: "/usr/bin/node",
+          args: ["shim.mjs", '/run/with "quotes"\\and\nnewline.sock'],
+          env: { FLOOT_TOKEN: "t", "ODD.KEY": "v" },
+        },
+        tools: ["requestSecret", "echo"],
+        toolTimeoutMs: 900_500,
+      },
+    });
+    const overrides = prepared.launch.args.filter((_, index, args) => args[index - 1] === "-c");
+    expect(overrides).toEqual([
+      'mcp_servers.floot.command="/usr/bin/node"',
+      'mcp_servers.floot.args=["shim.mjs", "/run/with \\"quotes\\"\\\\and\\nnewline.sock"]',
+      'mcp_servers.floot.env={ FLOOT_TOKEN = "t", "ODD.KEY" = "v" }',
+      'mcp_servers.floot.enabled_tools=["requestSecret", "echo"]',
+      'mcp_servers.floot.default_tools_approval_mode="approve"',
+      "mcp_servers.floot.tool_timeout_sec=901",
+    ]);
+  });
+
+  test("rejects a thread id that could be read as a flag", () => {
+    expect(() =>
+      createCodexAdapter({ baseEnv }).prepareTurn({
+        prompt: "x",
+        cwd: "/w",
+        conversation: { id: "--last", established: true },
+      }),
+    ).toThrow(/not a Codex thread id/);
+  });
+});
