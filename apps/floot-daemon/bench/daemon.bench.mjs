@@ -1,0 +1,188 @@
+// pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
+// 100 observers. Prints one JSON document. The CLI is bench/fake-claude.mjs: this measures the daemon.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openJournal } from "@bridgeworks/turn-journal";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const bundle = join(here, "..", "bundle", "floot.mjs");
+const fakeClaude = join(here, "fake-claude.mjs");
+const root = mkdtempSync(join(tmpdir(), "floot-bench-"));
+const children = new Set();
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const stats = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const pick = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  const round = (v) => Math.round(v * 100) / 100;
+  return { n: sorted.length, p50: round(pick(0.5)), p95: round(pick(0.95)), max: round(sorted.at(-1)) };
+};
+
+function startDaemon(stateDir, env = {}) {
+  const startedAt = performance.now();
+  const previous = readDaemonFile(stateDir)?.generation;
+  const child = spawn(process.execPath, [bundle, "daemon", "--state", stateDir], {
+    env: { ...process.env, FLOOT_RUNTIME_DIR: join(root, "run"), FLOOT_CLAUDE_COMMAND: fakeClaude, ...env },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  return (async () => {
+    for (;;) {
+      const file = readDaemonFile(stateDir);
+      if (file && file.pid === child.pid && file.generation !== previous) {
+        return { child, file, readyMs: performance.now() - startedAt };
+      }
+      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}`);
+      await sleep(2);
+    }
+  })();
+}
+
+async function stopDaemon(child) {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+function readDaemonFile(stateDir) {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function api(file) {
+  return async (method, path, body) => {
+    const response = await fetch(`http://127.0.0.1:${file.port}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${file.token}`, ...(body && { "content-type": "application/json" }) },
+      ...(body && { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+}
+
+async function waitEnded(call, turnId) {
+  for (;;) {
+    const turn = await call("GET", `/v1/turns/${turnId}`);
+    if (["completed", "failed", "cancelled", "interrupted"].includes(turn.phase)) return turn;
+    await sleep(5);
+  }
+}
+
+async function restartToReady() {
+  const stateDir = join(root, "large");
+  mkdirSync(stateDir, { recursive: true });
+  const journal = openJournal({ path: join(stateDir, "journal.sqlite"), synchronous: "NORMAL" });
+  const populateStart = performance.now();
+  for (let s = 0; s < 100; s += 1) {
+    const session = journal.createSession({ backend: "claude" });
+    for (let t = 0; t < 100; t += 1) {
+      const turn = journal.submitTurn(session.id, { prompt: `turn ${t}` });
+      journal.transition(turn.id, {
+        phase: "spawning",
+        conversationId: "00000000-0000-4000-8000-000000000001",
+      });
+      journal.transition(turn.id, { phase: "running", process: { pid: 999999, startTime: "1" } });
+      journal.appendEvents(turn.id, [
+        { type: "assistant.text", text: `answer ${t}` },
+        { type: "usage", input: 10, output: 5 },
+      ]);
+      // The last turn of every session is left running: recovery has 100 turns to fence and decide.
+      if (t < 99) journal.transition(turn.id, { phase: "completed" });
+    }
+  }
+  journal.close();
+  const populateMs = performance.now() - populateStart;
+  const readyMs = [];
+  for (let round = 0; round < 3; round += 1) {
+    const { child, readyMs: ms } = await startDaemon(stateDir);
+    readyMs.push(ms);
+    await stopDaemon(child);
+  }
+  return {
+    sessions: 100,
+    turns: 10_000,
+    unfinishedAtFirstStart: 100,
+    populateMs: Math.round(populateMs),
+    readyMs: stats(readyMs),
+    firstStartMs: Math.round(readyMs[0]),
+  };
+}
+
+async function acceptToSpawn() {
+  const stateDir = join(root, "spawn");
+  const { child, file } = await startDaemon(stateDir);
+  const call = api(file);
+  const session = await call("POST", "/v1/sessions", { backend: "claude" });
+  const samples = [];
+  for (let i = 0; i < 30; i += 1) {
+    const turn = await call("POST", `/v1/sessions/${session.id}/turns`, { prompt: `bench ${i}` });
+    await waitEnded(call, turn.id);
+    const { events } = await call("GET", `/v1/turns/${turn.id}/events`);
+    const accepted = events.find((e) => e.event.type === "phase" && e.event.phase === "accepted");
+    const running = events.find((e) => e.event.type === "phase" && e.event.phase === "running");
+    samples.push(Date.parse(running.at) - Date.parse(accepted.at));
+  }
+  await stopDaemon(child);
+  return { turns: samples.length, acceptedToSpawnedMs: stats(samples) };
+}
+
+async function followLatency() {
+  const stateDir = join(root, "follow");
+  const { child, file } = await startDaemon(stateDir, { FAKE_CLAUDE_LINES: "50", FAKE_CLAUDE_GAP_MS: "20" });
+  const call = api(file);
+  const session = await call("POST", "/v1/sessions", { backend: "claude" });
+  const turn = await call("POST", `/v1/sessions/${session.id}/turns`, { prompt: "stream" });
+  const latencies = [];
+  const observers = Array.from({ length: 100 }, async () => {
+    const response = await fetch(`http://127.0.0.1:${file.port}/v1/turns/${turn.id}/follow?from=0`, {
+      headers: { authorization: `Bearer ${file.token}` },
+    });
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let count = 0;
+    for await (const chunk of response.body) {
+      const receivedAt = Date.now();
+      buffer += decoder.decode(chunk, { stream: true });
+      let split = buffer.indexOf("\n\n");
+      while (split !== -1) {
+        const data = buffer
+          .slice(0, split)
+          .split("\n")
+          .find((line) => line.startsWith("data: "));
+        buffer = buffer.slice(split + 2);
+        if (data) {
+          const envelope = JSON.parse(data.slice(6));
+          count += 1;
+          // Live events only: replayed history would measure the backlog, not the tail.
+          if (envelope.event.type === "assistant.text") latencies.push(receivedAt - Date.parse(envelope.at));
+        }
+        split = buffer.indexOf("\n\n");
+      }
+    }
+    return count;
+  });
+  const counts = await Promise.all(observers);
+  await stopDaemon(child);
+  return { observers: 100, eventsPerObserver: stats(counts).p50, commitToObserverMs: stats(latencies) };
+}
+
+try {
+  const results = {
+    node: process.version,
+    restartToReady: await restartToReady(),
+    acceptToSpawn: await acceptToSpawn(),
+    followLatency: await followLatency(),
+  };
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+} finally {
+  for (const child of children) child.kill("SIGKILL");
+  rmSync(root, { recursive: true, force: true });
+}

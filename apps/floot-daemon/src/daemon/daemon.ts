@@ -1,0 +1,260 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type BackendAdapter,
+  createClaudeAdapter,
+  createCodexAdapter,
+  readProcessStatus,
+} from "@bridgeworks/backend-adapters";
+import {
+  type BridgeGeneration,
+  defaultShimScriptPath,
+  mintToken,
+  mintTurnMount,
+  type ShimCommand,
+  startBridgeGeneration,
+  TurnTokenRegistry,
+} from "@bridgeworks/control-channel";
+import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
+import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
+import { writeFileAtomic } from "../atomic-file.js";
+import type { Logger } from "../log.js";
+import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
+import { type ApiServer, startApiServer } from "./http-api.js";
+import { createFlootMcpServer } from "./mcp-tools.js";
+import { type RecoveryReport, recoverTurns } from "./recovery.js";
+import { SecretBroker, type TurnContext } from "./secret-broker.js";
+import { SecretVault } from "./secret-vault.js";
+import { SessionStore } from "./session-store.js";
+import { acquireStateLock, type StateLock } from "./state-lock.js";
+import { TurnCoordinator } from "./turn-coordinator.js";
+
+export interface DaemonOptions {
+  stateDir: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** The environment the CLIs inherit (the user's own configuration and login) and knobs are read from. */
+  env: Readonly<Record<string, string | undefined>>;
+  logger: Logger;
+  /** Where the shim script is; default: `shim.mjs` beside the bundle, else control-channel's. */
+  shimScript?: string;
+  /** The web UI's static files, when installed. */
+  uiDir?: string;
+}
+
+export interface RunningDaemon {
+  port: number;
+  generation: number;
+  stateDir: string;
+  recovery: RecoveryReport;
+  stop(): Promise<void>;
+}
+
+const defaultToolTimeoutMs = 60 * 60 * 1000;
+
+/**
+ * Starts a daemon on `stateDir`, in this order: take the state-dir lock (a second daemon fails here,
+ * having touched nothing), open the journal, fence leftover CLIs and recover their turns, bump the
+ * bridge generation, serve its MCP socket (older generations removed), serve the HTTP API, start the
+ * turns that should run, and only then write `daemon.json`.
+ */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const { stateDir, logger } = options;
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  const self = readProcessStatus(process.pid);
+  const lock = acquireStateLock(join(stateDir, lockFileName), {
+    pid: process.pid,
+    startTime: self?.startTime ?? "unknown",
+  });
+  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
+  const cleanup = async () => {
+    for (const step of cleanups.reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        logger.log("warn", "cleanup step failed", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  };
+  try {
+    return await startLocked(options, lock, cleanups, cleanup);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+async function startLocked(
+  options: DaemonOptions,
+  lock: StateLock,
+  cleanups: (() => Promise<void> | void)[],
+  cleanup: () => Promise<void>,
+): Promise<RunningDaemon> {
+  const { stateDir, env, logger } = options;
+  const journal: TurnJournal = openJournal({
+    path: join(stateDir, journalFileName),
+    onError: (error) => logger.log("error", "journal background error", { error: String(error) }),
+  });
+  cleanups.push(() => journal.close());
+
+  const vault = new SecretVault(runtimeDirFor(stateDir, env), randomUUID);
+  await vault.open();
+  cleanups.push(() => vault.close());
+
+  const recovery = await recoverTurns(journal, logger);
+  const generation = journal.bumpGeneration();
+
+  const sessions = new SessionStore(stateDir);
+  let coordinator: TurnCoordinator | undefined;
+  const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
+  const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+  const bridge: BridgeGeneration<TurnContext> = await startBridgeGeneration<TurnContext>({
+    bridgesDir: join(stateDir, "bridges"),
+    generation,
+    authorize: (token) => tokens.authorize(token),
+    createServer: (context) => createFlootMcpServer(context, secrets, logger),
+    onEvent: (event) => {
+      if (event.type === "refused" || event.type === "error")
+        logger.log("warn", `mcp socket ${event.type}`, { ...event });
+    },
+  });
+  cleanups.push(() => bridge.server.close());
+  const shim: ShimCommand = { node: process.execPath, script: options.shimScript ?? defaultShimScript() };
+
+  coordinator = new TurnCoordinator({
+    journal,
+    sessions,
+    secrets,
+    logger,
+    toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
+    ...(positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS) !== undefined && {
+      holdBeforeSpawnMs: positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS)!,
+    }),
+    adapterFor: (session) => adapterFor(session, sessions, env),
+    mounts: {
+      mount(context) {
+        const token = tokens.issue(context);
+        return {
+          mount: mintTurnMount({ socketPath: bridge.server.socketPath, token, shimCommand: shim }),
+          release() {
+            tokens.revoke(token);
+            bridge.server.closeConnectionsOf(context);
+          },
+        };
+      },
+    },
+  });
+  const running = coordinator;
+  cleanups.push(() => running.shutdown());
+
+  const startedAt = new Date().toISOString();
+  const apiToken = mintToken(randomBytes);
+  const api: ApiServer = await startApiServer(
+    {
+      journal,
+      sessions,
+      coordinator,
+      secrets,
+      token: apiToken,
+      logger,
+      status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
+      ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
+    },
+    options.port ?? 0,
+  );
+  cleanups.push(() => api.close());
+
+  coordinator.resumeAll();
+
+  const daemonFile: FlootDaemonFile = { port: api.port, token: apiToken, pid: process.pid, generation };
+  const daemonFilePath = join(stateDir, daemonFileName);
+  await writeFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
+  cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
+  logger.log("info", "daemon ready", {
+    port: api.port,
+    generation,
+    removedGenerations: bridge.removedGenerations.join(","),
+    fenced: recovery.fenced.length,
+    lock: lock.path,
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    port: api.port,
+    generation,
+    stateDir,
+    recovery,
+    stop() {
+      stopped ??= cleanup();
+      return stopped;
+    },
+  };
+}
+
+function removeOwnDaemonFile(path: string): void {
+  try {
+    const current = JSON.parse(readFileSync(path, "utf8")) as { pid?: unknown };
+    if (current.pid === process.pid) unlinkSync(path);
+  } catch {
+    // Gone or unreadable: nothing of ours to remove.
+  }
+}
+
+function adapterFor(
+  session: SessionRecord,
+  sessions: SessionStore,
+  env: Readonly<Record<string, string | undefined>>,
+): BackendAdapter {
+  const options = sessions.options(session.id);
+  const common = {
+    baseEnv: env,
+    ...(options.env !== undefined && { env: options.env }),
+    ...(options.model !== undefined && { model: options.model }),
+  };
+  if (session.backend === "claude") {
+    return createClaudeAdapter({
+      ...common,
+      command: env.FLOOT_CLAUDE_COMMAND || "claude",
+      ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
+      ...(options.permissionMode !== undefined && {
+        extraArgs: ["--permission-mode", options.permissionMode],
+      }),
+    });
+  }
+  return createCodexAdapter({
+    ...common,
+    command: env.FLOOT_CODEX_COMMAND || "codex",
+    ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
+  });
+}
+
+/**
+ * Credential files go to a tmpfs when there is one, never under the state dir: `FLOOT_RUNTIME_DIR`,
+ * else `$XDG_RUNTIME_DIR/floot`, else `/dev/shm/floot-<uid>`, else the temp dir; one dir per state dir.
+ */
+export function runtimeDirFor(stateDir: string, env: Readonly<Record<string, string | undefined>>): string {
+  const uid = process.getuid?.() ?? 0;
+  const base =
+    env.FLOOT_RUNTIME_DIR ||
+    (env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "floot") : undefined) ||
+    (existsSync("/dev/shm") ? `/dev/shm/floot-${uid}` : join(tmpdir(), `floot-${uid}`));
+  mkdirSync(base, { recursive: true, mode: 0o700 });
+  const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
+  return join(base, id);
+}
+
+function defaultShimScript(): string {
+  const beside = join(dirname(fileURLToPath(import.meta.url)), "shim.mjs");
+  return existsSync(beside) ? beside : defaultShimScriptPath();
+}
+
+function positiveInt(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return value > 0 ? value : undefined;
+}

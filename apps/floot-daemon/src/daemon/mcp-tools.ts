@@ -1,0 +1,79 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Logger } from "../log.js";
+import type { SecretBroker, TurnContext } from "./secret-broker.js";
+
+export const flootToolNames = ["requestSecret"] as const;
+
+const RequestSecretArguments = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "name must look like an environment variable name"),
+  prompt: z.string().max(4000, "prompt must be at most 4000 characters").default(""),
+});
+
+const requestSecretTool = {
+  name: "requestSecret",
+  description:
+    "Ask the human for a secret (a token, a password). Waits until they answer. The value is never " +
+    "shown to you: the result names a file your commands can read it from while this turn lasts.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      name: { type: "string", description: "What the secret is, as an env var name, e.g. GITHUB_TOKEN" },
+      prompt: { type: "string", description: "What to tell the human, e.g. why it is needed" },
+    },
+    required: ["name"],
+  },
+  _meta: { "anthropic/alwaysLoad": true },
+};
+
+/** The tool call's own id, so a repeated call finds its request instead of asking twice. */
+function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: string | number): string {
+  const claude = meta?.["claudecode/toolUseId"];
+  if (typeof claude === "string" && claude.length > 0) return claude;
+  const codex = meta?.callId;
+  if (typeof codex === "string" && codex.length > 0) return codex;
+  return `mcp-request-${String(requestId)}`;
+}
+
+function toolError(text: string) {
+  return { content: [{ type: "text" as const, text }], isError: true };
+}
+
+/** One MCP server per authorized shim connection: the tools of the turn `context`. */
+export function createFlootMcpServer(context: TurnContext, secrets: SecretBroker, logger: Logger): Server {
+  const server = new Server({ name: "floot", version: "0.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [requestSecretTool] }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args, _meta } = request.params;
+    if (name !== "requestSecret") return toolError(`unknown tool ${name}`);
+    const parsed = RequestSecretArguments.safeParse(args ?? {});
+    if (!parsed.success) {
+      return toolError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+    }
+    const toolCallKey = toolCallKeyOf(_meta as Record<string, unknown> | undefined, extra.requestId);
+    try {
+      const answer = await secrets.ask(context, { toolCallKey, ...parsed.data }, extra.signal);
+      if (answer.kind === "withdrawn")
+        return toolError(`requestSecret ${parsed.data.name}: ${answer.reason}`);
+      const { credential } = answer;
+      logger.log("info", "secret provided to a turn", { turn: context.turnId, credential: credential.id });
+      return {
+        content: [
+          {
+            type: "text" as const,
+            text:
+              `The human provided ${credential.name}. Its value is deliberately not shown here. It is in the ` +
+              `file ${credential.path} (readable by your commands until this turn ends); use it like ` +
+              `${credential.name}="$(cat '${credential.path}')" your-command`,
+          },
+        ],
+      };
+    } catch (error) {
+      return toolError(`requestSecret failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+  return server;
+}

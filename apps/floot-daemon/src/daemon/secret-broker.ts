@@ -1,0 +1,119 @@
+import type {
+  SecretRequest,
+  SecretRequestDraft,
+  SubmitSecretResponse,
+  TurnRecord,
+} from "@bridgeworks/protocol";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { Credential, SecretVault } from "./secret-vault.js";
+
+export interface TurnContext {
+  turnId: string;
+  sessionId: string;
+}
+
+export type SecretAnswer =
+  | { kind: "provided"; credential: Credential }
+  | { kind: "withdrawn"; reason: string };
+
+export class SecretBrokerError extends Error {
+  constructor(
+    readonly code: "secret_request_not_found" | "secret_request_closed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Waiter {
+  context: TurnContext;
+  request: SecretRequest;
+  resolve(answer: SecretAnswer): void;
+}
+
+/**
+ * Between a `requestSecret` tool call and the human: the request's metadata goes to the journal, the
+ * answer's bytes only to the vault. An answer to a request whose turn ended (a restart interrupted it)
+ * starts the turn's explicit retry, which gets fresh credential material when it asks again.
+ */
+export class SecretBroker {
+  readonly #journal: TurnJournal;
+  readonly #vault: SecretVault;
+  readonly #startRetry: (turn: TurnRecord) => void;
+  readonly #waiters = new Map<string, Waiter>();
+
+  constructor(journal: TurnJournal, vault: SecretVault, startRetry: (turn: TurnRecord) => void) {
+    this.#journal = journal;
+    this.#vault = vault;
+    this.#startRetry = startRetry;
+  }
+
+  async ask(context: TurnContext, draft: SecretRequestDraft, signal: AbortSignal): Promise<SecretAnswer> {
+    const request = this.#journal.requestSecret(context.turnId, draft);
+    const held = this.#vault.take(context.sessionId, draft.name);
+    if (held !== undefined && request.status === "pending") {
+      const credential = this.#vault.materialize(context.turnId, draft.name, held);
+      this.#journal.resolveSecretRequest(request.id, "submitted");
+      return { kind: "provided", credential };
+    }
+    if (request.status !== "pending") {
+      return { kind: "withdrawn", reason: `the request is ${request.status}` };
+    }
+    return new Promise<SecretAnswer>((resolve) => {
+      const onAbort = () => {
+        this.#waiters.delete(request.id);
+        resolve({ kind: "withdrawn", reason: "the call was aborted" });
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.set(request.id, {
+        context,
+        request,
+        resolve: (answer) => {
+          signal.removeEventListener("abort", onAbort);
+          this.#waiters.delete(request.id);
+          resolve(answer);
+        },
+      });
+    });
+  }
+
+  /** The human's answer. `value` goes to the vault and nowhere else. */
+  submit(requestId: string, value: string): SubmitSecretResponse {
+    const request = this.#journal.getSecretRequest(requestId);
+    if (!request) {
+      throw new SecretBrokerError("secret_request_not_found", `secret request ${requestId} does not exist`);
+    }
+    if (request.status === "pending") {
+      const waiter = this.#waiters.get(requestId);
+      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted");
+      if (waiter) {
+        const credential = this.#vault.materialize(waiter.context.turnId, request.name, value);
+        waiter.resolve({ kind: "provided", credential });
+      } else {
+        // The call is gone but its turn is alive: its next request of this name gets the answer.
+        this.#vault.hold(request.sessionId, request.name, value);
+      }
+      return { request: resolved, deliveredTo: "call" };
+    }
+    if (request.status === "orphaned") {
+      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted");
+      this.#vault.hold(request.sessionId, request.name, value);
+      const retry = this.#journal.retryTurn(request.turnId);
+      this.#startRetry(retry);
+      return { request: resolved, deliveredTo: "retry", retryTurnId: retry.id };
+    }
+    throw new SecretBrokerError(
+      "secret_request_closed",
+      `secret request ${requestId} is already ${request.status}`,
+    );
+  }
+
+  /** The turn ended: withdraw its waiting calls and remove its credential files. */
+  releaseTurn(turnId: string): void {
+    for (const waiter of [...this.#waiters.values()]) {
+      if (waiter.context.turnId === turnId) waiter.resolve({ kind: "withdrawn", reason: "the turn ended" });
+    }
+    this.#vault.releaseTurn(turnId);
+  }
+}

@@ -1,0 +1,78 @@
+import { rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { ensureRunDir } from "@bridgeworks/control-channel";
+
+export interface Credential {
+  /** Fresh for every submission: a restart or a second answer never reuses one. */
+  id: string;
+  name: string;
+  /** A 0600 file on the runtime dir (tmpfs where there is one), removed when its turn ends. */
+  path: string;
+}
+
+/**
+ * Where secret bytes live, and nowhere else: credential files in a 0700 runtime dir outside the state
+ * dir, and, for an answer to a request whose turn had already ended, memory until its retry asks again.
+ */
+export class SecretVault {
+  readonly dir: string;
+  readonly #newId: () => string;
+  readonly #byTurn = new Map<string, Credential[]>();
+  readonly #held = new Map<string, string>();
+
+  constructor(dir: string, newId: () => string) {
+    this.dir = dir;
+    this.#newId = newId;
+  }
+
+  /** Creates the dir and removes credential files a killed daemon left behind. */
+  async open(): Promise<void> {
+    await ensureRunDir(this.dir);
+    for (const name of await readdir(this.dir)) await rm(join(this.dir, name), { force: true });
+  }
+
+  materialize(turnId: string, name: string, value: string): Credential {
+    const id = this.#newId();
+    const path = join(this.dir, `cred-${id}`);
+    writeFileSync(path, value, { mode: 0o600, flag: "wx" });
+    const credential = { id, name, path };
+    const list = this.#byTurn.get(turnId) ?? [];
+    list.push(credential);
+    this.#byTurn.set(turnId, list);
+    return credential;
+  }
+
+  /** Keeps an answer for the session's next request of `name` (the explicit retry of an ended turn). */
+  hold(sessionId: string, name: string, value: string): void {
+    this.#held.set(heldKey(sessionId, name), value);
+  }
+
+  take(sessionId: string, name: string): string | undefined {
+    const key = heldKey(sessionId, name);
+    const value = this.#held.get(key);
+    this.#held.delete(key);
+    return value;
+  }
+
+  releaseTurn(turnId: string): void {
+    for (const credential of this.#byTurn.get(turnId) ?? []) {
+      try {
+        unlinkSync(credential.path);
+      } catch {
+        // Already gone.
+      }
+    }
+    this.#byTurn.delete(turnId);
+  }
+
+  close(): void {
+    for (const turnId of [...this.#byTurn.keys()]) this.releaseTurn(turnId);
+    this.#held.clear();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+function heldKey(sessionId: string, name: string): string {
+  return `${sessionId}\u0000${name}`;
+}

@@ -1,0 +1,268 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fenceProcess } from "@bridgeworks/backend-adapters";
+import { type ModelDouble, type ScriptInput, startModelDouble } from "@bridgeworks/model-double";
+import {
+  type Backend,
+  type FlootDaemonFile,
+  FlootDaemonFile as FlootDaemonFileSchema,
+  type FlootSession,
+  type SecretRequest,
+  type TurnEventEnvelope,
+  type TurnRecord,
+} from "@bridgeworks/protocol";
+import {
+  createIsolatedEnvironment,
+  type IsolatedEnvironment,
+  type TrackedProcess,
+  waitUntil,
+} from "@bridgeworks/test-harness";
+import { openJournal } from "@bridgeworks/turn-journal";
+import { FlootClient } from "../src/client/api-client.js";
+
+export const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
+export const bundlePath = join(appDir, "bundle", "floot.mjs");
+export const shimPath = join(appDir, "bundle", "shim.mjs");
+
+export const modelFor: Record<Backend, string> = { claude: "claude-sonnet-4-5", codex: "gpt-5.1-codex" };
+
+export interface DaemonProcess {
+  process: TrackedProcess;
+  file: FlootDaemonFile;
+  client: FlootClient;
+}
+
+/**
+ * One isolated world per test: the model double, a temp HOME pointed at it, a state dir, and the
+ * daemon (the built bundle) as a process the test can SIGKILL and start again.
+ */
+export class FlootWorld {
+  readonly backend: Backend;
+  readonly double: ModelDouble;
+  readonly env: IsolatedEnvironment;
+  readonly stateDir: string;
+  readonly runtimeDir: string;
+  daemon: DaemonProcess | undefined;
+
+  private constructor(backend: Backend, double: ModelDouble, env: IsolatedEnvironment) {
+    this.backend = backend;
+    this.double = double;
+    this.env = env;
+    this.stateDir = join(env.root, "state");
+    this.runtimeDir = join(env.root, "run");
+  }
+
+  static async create(backend: Backend, script: ScriptInput): Promise<FlootWorld> {
+    const double = await startModelDouble(script);
+    const env = createIsolatedEnvironment({ modelUrl: double.url, model: modelFor[backend] });
+    return new FlootWorld(backend, double, env);
+  }
+
+  get client(): FlootClient {
+    if (!this.daemon) throw new Error("no daemon is running");
+    return this.daemon.client;
+  }
+
+  /** Spawns a daemon; resolves once its daemon.json names it. */
+  async startDaemon(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+    const previous = this.readDaemonFile();
+    const process = this.spawnDaemon(extraEnv);
+    await waitUntil(
+      () => {
+        const file = this.readDaemonFile();
+        return file !== undefined && file.pid === process.pid && file.generation !== previous?.generation;
+      },
+      30_000,
+      `daemon ${process.pid} ready\n${process.stderr()}`,
+    ).catch(async (error: unknown) => {
+      throw new Error(`${(error as Error).message}\nstderr:\n${process.stderr()}`);
+    });
+    const file = this.readDaemonFile()!;
+    this.daemon = { process, file, client: new FlootClient(file) };
+    return this.daemon;
+  }
+
+  spawnDaemon(extraEnv: Record<string, string> = {}): TrackedProcess {
+    return this.env.spawn(process.execPath, [bundlePath, "daemon", "--state", this.stateDir], {
+      env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...extraEnv },
+    });
+  }
+
+  readDaemonFile(): FlootDaemonFile | undefined {
+    try {
+      return FlootDaemonFileSchema.parse(
+        JSON.parse(readFileSync(join(this.stateDir, "daemon.json"), "utf8")),
+      );
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** SIGKILL from outside: no shutdown code of the daemon runs. */
+  async killDaemon(): Promise<number> {
+    const daemon = this.daemon;
+    if (!daemon) throw new Error("no daemon is running");
+    const killedAt = Date.now();
+    process.kill(daemon.process.pid, "SIGKILL");
+    await daemon.process.exited;
+    this.daemon = undefined;
+    return killedAt;
+  }
+
+  async restartAfterKill(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+    await this.killDaemon();
+    return this.startDaemon(extraEnv);
+  }
+
+  async createSession(): Promise<FlootSession> {
+    return this.client.request<FlootSession>("POST", "/v1/sessions", {
+      backend: this.backend,
+      ...(this.backend === "claude" && { allowedTools: ["Bash"], permissionMode: "dontAsk" }),
+    });
+  }
+
+  async send(sessionId: string, prompt: string): Promise<TurnRecord> {
+    return this.client.request<TurnRecord>("POST", `/v1/sessions/${sessionId}/turns`, { prompt });
+  }
+
+  async turn(turnId: string): Promise<TurnRecord> {
+    return this.client.request<TurnRecord>("GET", `/v1/turns/${turnId}`);
+  }
+
+  async turns(sessionId: string): Promise<TurnRecord[]> {
+    return (await this.client.request<{ turns: TurnRecord[] }>("GET", `/v1/sessions/${sessionId}/turns`))
+      .turns;
+  }
+
+  async events(turnId: string): Promise<TurnEventEnvelope[]> {
+    return (await this.client.request<{ events: TurnEventEnvelope[] }>("GET", `/v1/turns/${turnId}/events`))
+      .events;
+  }
+
+  async secretRequests(): Promise<SecretRequest[]> {
+    return (await this.client.request<{ requests: SecretRequest[] }>("GET", "/v1/secret-requests")).requests;
+  }
+
+  async waitForTurn(
+    turnId: string,
+    predicate: (turn: TurnRecord) => boolean,
+    what: string,
+    timeoutMs = 60_000,
+  ): Promise<TurnRecord> {
+    let last: TurnRecord | undefined;
+    await waitUntil(
+      async () => {
+        last = await this.turn(turnId);
+        return predicate(last);
+      },
+      timeoutMs,
+      what,
+    ).catch((error: unknown) => {
+      throw new Error(
+        `${(error as Error).message}; turn is ${JSON.stringify(last)}\ndaemon stderr:\n${this.daemon?.process.stderr()}`,
+      );
+    });
+    return last!;
+  }
+
+  waitForEnd(turnId: string, timeoutMs = 60_000): Promise<TurnRecord> {
+    return this.waitForTurn(
+      turnId,
+      (turn) => ["completed", "failed", "cancelled", "interrupted"].includes(turn.phase),
+      `turn ${turnId} ends`,
+      timeoutMs,
+    );
+  }
+
+  /** Requests the double saw whose latest user text carries `marker`. */
+  requestsWith(marker: string): number {
+    return this.double.requests.filter((request) => JSON.stringify(request.body).includes(marker)).length;
+  }
+
+  /**
+   * Stops the daemon (SIGTERM), ends every CLI any daemon of this world recorded (by pid and start
+   * time), checks the journal is consistent, then removes everything.
+   */
+  async dispose(): Promise<string[]> {
+    if (this.daemon) {
+      process.kill(this.daemon.process.pid, "SIGTERM");
+      await this.daemon.process.exited;
+      this.daemon = undefined;
+    }
+    let problems: string[] = [];
+    if (existsSync(join(this.stateDir, "journal.sqlite"))) {
+      const journal = openJournal({ path: join(this.stateDir, "journal.sqlite") });
+      try {
+        for (const session of journal.listSessions()) {
+          for (const turn of journal.listTurns(session.id)) {
+            if (turn.process) await fenceProcess(turn.process).catch(() => undefined);
+          }
+        }
+        problems = journal.checkConsistency().map((problem) => JSON.stringify(problem));
+      } finally {
+        journal.close();
+      }
+    }
+    await this.env.dispose();
+    await this.double.close();
+    return problems;
+  }
+}
+
+/** Pids of every live descendant of `pid`, from /proc. */
+export function descendantsOf(pid: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parentOf.set(Number(name), Number(fields[1]));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  const found: number[] = [];
+  let frontier = [pid];
+  while (frontier.length > 0) {
+    const next = [...parentOf].filter(([, parent]) => frontier.includes(parent)).map(([child]) => child);
+    found.push(...next);
+    frontier = next;
+  }
+  return found;
+}
+
+export function commandLineOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  } catch {
+    return [];
+  }
+}
+
+/** Every file under `dir`, recursively (symlinks not followed). */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (!stats) continue;
+    if (stats.isDirectory()) found.push(...filesUnder(path));
+    else if (stats.isFile()) found.push(path);
+  }
+  return found;
+}
+
+/** Files under `dirs` whose bytes contain `needle`, searched byte for byte. */
+export function filesContaining(dirs: readonly string[], needle: string): string[] {
+  const bytes = Buffer.from(needle, "utf8");
+  return dirs.flatMap(filesUnder).filter((path) => {
+    try {
+      return readFileSync(path).includes(bytes);
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,26 @@
+import { defineConfig, type UserConfig } from "tsdown";
+
+// Two self-contained files: the CLI and daemon, and the MCP shim the CLIs launch (built apart so it
+// shares no chunk and starts fast). Workspace packages and their dependencies are bundled;
+// better-sqlite3 is a native addon and stays a runtime dependency.
+const common: UserConfig = {
+  outDir: "bundle",
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  dts: false,
+  outExtensions: () => ({ js: ".mjs" }),
+  deps: {
+    onlyBundle: false,
+    alwaysBundle: [/^@bridgeworks\//, /^@modelcontextprotocol\//, /^zod/],
+    neverBundle: ["better-sqlite3"],
+  },
+  // Bundle the workspace packages from their sources, so the bundle never depends on stale dist/ builds.
+  inputOptions: { resolve: { conditionNames: ["@bridgeworks/source", "node", "import", "default"] } },
+};
+
+export default defineConfig([
+  { ...common, entry: { floot: "src/main.ts" }, clean: true },
+  // The shim uses node builtins only; nothing else it could reach runs code on import.
+  { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
+]);

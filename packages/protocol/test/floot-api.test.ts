@@ -1,0 +1,105 @@
+import { describe, expect, test } from "vitest";
+import {
+  CreateSessionRequest,
+  FlootApiError,
+  FlootDaemonFile,
+  FlootSession,
+  SendTurnRequest,
+  SubmitSecretRequest,
+  SubmitSecretResponse,
+} from "../src/index.js";
+import { failedPaths } from "./issues.js";
+
+const token = "a".repeat(64);
+
+describe("FlootDaemonFile", () => {
+  test("accepts port, token, pid and generation", () => {
+    const file = { port: 43_117, token, pid: 4242, generation: 3 };
+    expect(FlootDaemonFile.parse(file)).toEqual(file);
+  });
+
+  test("refuses a short token, a zero generation and an unknown field", () => {
+    expect(failedPaths(FlootDaemonFile, { port: 1, token: "abc", pid: 1, generation: 1 })).toEqual(["token"]);
+    expect(failedPaths(FlootDaemonFile, { port: 1, token, pid: 1, generation: 0 })).toEqual(["generation"]);
+    expect(failedPaths(FlootDaemonFile, { port: 1, token, pid: 1, generation: 1, extra: 1 })).toEqual([""]);
+  });
+});
+
+describe("CreateSessionRequest", () => {
+  test("accepts a backend with the user's own configuration and additions", () => {
+    const body = {
+      backend: "codex",
+      workspace: "/home/me/project",
+      model: "gpt-5.1-codex",
+      env: { GIT_AUTHOR_NAME: "me" },
+      codexConfig: ['sandbox_mode="workspace-write"'],
+    };
+    expect(CreateSessionRequest.parse(body)).toEqual(body);
+    expect(CreateSessionRequest.parse({ backend: "claude" })).toEqual({ backend: "claude" });
+  });
+
+  test("names the offending field", () => {
+    expect(failedPaths(CreateSessionRequest, { backend: "pi" })).toEqual(["backend"]);
+    expect(failedPaths(CreateSessionRequest, { backend: "claude", workspace: "relative/dir" })).toEqual([
+      "workspace",
+    ]);
+    expect(failedPaths(CreateSessionRequest, { backend: "claude", env: { "1BAD": "x" } })).toEqual([
+      "env.1BAD",
+    ]);
+    expect(failedPaths(CreateSessionRequest, { backend: "codex", codexConfig: ["no-equals"] })).toEqual([
+      "codexConfig.0",
+    ]);
+  });
+});
+
+describe("FlootSession", () => {
+  test("shows env names, never values", () => {
+    const session = {
+      id: "0190c0de-0000-7000-8000-000000000001",
+      backend: "claude",
+      status: "idle",
+      queuedTurns: 0,
+      createdAt: "2026-11-30T12:00:00.000Z",
+      workspace: "/tmp/ws",
+      envNames: ["FOO"],
+    };
+    expect(FlootSession.parse(session)).toEqual(session);
+    expect(failedPaths(FlootSession, { ...session, env: { FOO: "bar" } })).toEqual([""]);
+  });
+});
+
+describe("turn and secret bodies", () => {
+  test("a turn needs a non-empty prompt", () => {
+    expect(SendTurnRequest.parse({ prompt: "hi" })).toEqual({ prompt: "hi" });
+    expect(failedPaths(SendTurnRequest, { prompt: "" })).toEqual(["prompt"]);
+  });
+
+  test("a secret submission carries only its value", () => {
+    expect(SubmitSecretRequest.parse({ value: "s3cret" })).toEqual({ value: "s3cret" });
+    expect(failedPaths(SubmitSecretRequest, { value: "" })).toEqual(["value"]);
+    expect(failedPaths(SubmitSecretRequest, { value: "x", name: "y" })).toEqual([""]);
+  });
+
+  test("the submission's answer carries metadata, never the value", () => {
+    const request = {
+      id: "0190c0de-0000-7000-8000-00000000000a",
+      turnId: "0190c0de-0000-7000-8000-00000000000b",
+      sessionId: "0190c0de-0000-7000-8000-00000000000c",
+      toolCallKey: "toolu_1",
+      name: "GITHUB_TOKEN",
+      prompt: "token please",
+      status: "submitted",
+      bridgeGeneration: 2,
+      createdAt: "2026-11-30T12:00:00.000Z",
+      updatedAt: "2026-11-30T12:00:01.000Z",
+      resolvedAt: "2026-11-30T12:00:01.000Z",
+    };
+    expect(SubmitSecretResponse.parse({ request, deliveredTo: "call" }).deliveredTo).toBe("call");
+    expect(failedPaths(SubmitSecretResponse, { request, deliveredTo: "call", value: "x" })).toEqual([""]);
+  });
+
+  test("an API error names its code and, when known, the field", () => {
+    const body = { error: { code: "invalid_body", message: "prompt: must not be empty", field: "prompt" } };
+    expect(FlootApiError.parse(body)).toEqual(body);
+  });
+});
