@@ -1,13 +1,16 @@
 // Wake latency (same board, same process over another connection, another process) and claim
-// throughput with sixteen claimer processes, against dist/. Prints one JSON object.
-import { spawn } from "node:child_process";
+// throughput with sixteen claimer processes, against dist/, on SQLite and on PostgreSQL (a throwaway
+// cluster from scripts/postgres-test-cluster.mjs, or the server BEE_BENCH_POSTGRES_URL names).
+// Prints one JSON object: the SQLite figures at the top level, the PostgreSQL ones under `postgres`.
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import { openSqliteBoard } from "../dist/index.js";
+import pg from "pg";
+import { openBoard } from "../dist/index.js";
 
 const wakeSamples = 300;
 const claimProcesses = 16;
@@ -17,8 +20,15 @@ const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "bee-board-bench-"));
 const children = [];
 
-function start(script, args) {
-  const child = spawn(process.execPath, [here(script), ...args], { stdio: ["pipe", "pipe", "inherit"] });
+const clusterScript = fileURLToPath(new URL("../../../scripts/postgres-test-cluster.mjs", import.meta.url));
+
+/** A child gets a file path in argv, or a PostgreSQL URL (which may hold a password) in BEE_BOARD. */
+function start(script, [location, ...args]) {
+  const postgres = /^postgres(ql)?:/.test(location);
+  const child = spawn(process.execPath, [here(script), postgres ? "-" : location, ...args], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: postgres ? { ...process.env, BEE_BOARD: location } : process.env,
+  });
   children.push(child);
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
@@ -57,10 +67,9 @@ async function wakeLatency(waiter, identity, start, post) {
   return { latency: summary(samples), cursor };
 }
 
-async function benchWakeLatency() {
-  const path = join(dir, "wake", "board.db");
-  const board = await openSqliteBoard({ path });
-  const other = await openSqliteBoard({ path });
+async function benchWakeLatency(path) {
+  const board = await openBoard(path);
+  const other = await openBoard(path);
   const { identity } = await board.register("waiter");
   const post = (on) => async () => {
     const postedAt = process.hrtime.bigint();
@@ -87,9 +96,8 @@ async function benchWakeLatency() {
   };
 }
 
-async function benchClaims() {
-  const path = join(dir, "claims", "board.db");
-  const board = await openSqliteBoard({ path });
+async function benchClaims(path, countClaimedRows) {
+  const board = await openBoard(path);
   for (let index = 0; index < claimActions; index++) {
     await board.post({ kind: "bench", to: "*", from: "human", body: String(index) });
   }
@@ -109,11 +117,7 @@ async function benchClaims() {
   }, startedAt);
   await board.close();
 
-  const raw = new Database(path, { readonly: true });
-  const { claimedRows } = raw
-    .prepare("SELECT count(*) AS claimedRows FROM actions WHERE state = 'claimed'")
-    .get();
-  raw.close();
+  const claimedRows = await countClaimedRows(path);
   const claimed = reports.reduce((sum, report) => sum + report.claimed, 0);
   const seconds = Number(finishedAt - startedAt) / 1e9;
   return {
@@ -129,15 +133,65 @@ async function benchClaims() {
   };
 }
 
+function countSqliteClaims(path) {
+  const raw = new Database(path, { readonly: true });
+  const { claimedRows } = raw
+    .prepare("SELECT count(*) AS claimedRows FROM actions WHERE state = 'claimed'")
+    .get();
+  raw.close();
+  return claimedRows;
+}
+
+async function countPostgresClaims(location) {
+  const url = new URL(location);
+  const schema = url.searchParams.get("schema");
+  url.searchParams.delete("schema");
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  const { rows } = await client.query(
+    `SELECT count(*)::int AS n FROM ${schema}.actions WHERE state = 'claimed'`,
+  );
+  await client.end();
+  return rows[0].n;
+}
+
+/** The server to bench against, and how to stop it when the bench started it. */
+function postgresServer() {
+  if (process.env.BEE_BENCH_POSTGRES_URL) return { url: process.env.BEE_BENCH_POSTGRES_URL, stop: () => {} };
+  const cluster = JSON.parse(
+    execFileSync(process.execPath, [clusterScript, "start"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }),
+  );
+  return {
+    url: cluster.url,
+    stop: () => execFileSync(process.execPath, [clusterScript, "stop", cluster.dir], { stdio: "ignore" }),
+  };
+}
+
+const withSchema = (serverUrl, schema) => {
+  const url = new URL(serverUrl);
+  url.searchParams.set("schema", schema);
+  return url.toString();
+};
+
+let server;
 try {
-  const wakeLatencyResults = await benchWakeLatency();
-  const claims = await benchClaims();
+  const wakeLatencyResults = await benchWakeLatency(join(dir, "wake", "board.db"));
+  const claims = await benchClaims(join(dir, "claims", "board.db"), countSqliteClaims);
+  server = postgresServer();
+  const postgres = {
+    wakeLatency: await benchWakeLatency(withSchema(server.url, "bee_bench_wake")),
+    claims: await benchClaims(withSchema(server.url, "bee_bench_claims"), countPostgresClaims),
+  };
   process.stdout.write(
-    `${JSON.stringify({ node: process.version, platform: process.platform, wakeLatency: wakeLatencyResults, claims }, null, 2)}\n`,
+    `${JSON.stringify({ node: process.version, platform: process.platform, wakeLatency: wakeLatencyResults, claims, postgres }, null, 2)}\n`,
   );
 } finally {
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, "SIGKILL");
   }
   rmSync(dir, { recursive: true, force: true });
+  server?.stop();
 }

@@ -1,9 +1,11 @@
 // Claims every action it can until the board runs dry, then reports what it won and lost.
 import { createInterface } from "node:readline";
-import { openSqliteBoard } from "../dist/index.js";
+import { openBoard } from "../dist/index.js";
 
-const [path, name] = process.argv.slice(2);
-const board = await openSqliteBoard({ path });
+// A PostgreSQL URL comes in BEE_BOARD (it may hold a password, which argv would show to ps).
+const [pathArgument, name] = process.argv.slice(2);
+const location = process.env.BEE_BOARD || pathArgument;
+const board = await openBoard(location);
 const { identity } = await board.register(name);
 const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 process.stdout.write("ready\n");

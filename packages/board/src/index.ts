@@ -1,5 +1,14 @@
 export type { Board, BoardDeps, ListOptions, RetireOptions, WaitOptions } from "./board.js";
 export { BoardError, RetireIncompleteError } from "./errors.js";
-export { resolveBoardLocation } from "./location.js";
+export { isPostgresLocation, resolveBoardLocation } from "./location.js";
+export {
+  type BoardMigration,
+  type BoardStore,
+  boardStoreOf,
+  migrateBoard,
+  type OpenBoardOptions,
+  openBoard,
+} from "./open-board.js";
+export { openPostgresBoard, type PostgresBoardOptions } from "./postgres/postgres-board.js";
 export { openSqliteBoard, type SqliteBoardOptions } from "./sqlite/sqlite-board.js";
 export { type ChangeSource, type Scan, type WaitForRecordsInput, waitForRecords } from "./wait.js";

@@ -1,10 +1,18 @@
 import { isAbsolute, join } from "node:path";
 import { argumentError } from "./errors.js";
 
+const postgresScheme = /^postgres(?:ql)?:\/\//i;
+
+/** Whether a board location names a PostgreSQL server (`postgres://` or `postgresql://`) rather than a file. */
+export function isPostgresLocation(location: string): boolean {
+  return postgresScheme.test(location);
+}
+
 /**
- * Where the machine's shared board lives: `BEE_BOARD` when set, else `$XDG_STATE_HOME/bee/board.db`,
- * else `~/.local/state/bee/board.db`. A relative `XDG_STATE_HOME` is ignored, as the XDG spec asks;
- * a relative `BEE_BOARD` is refused, since every bridge must agree on one file whatever its cwd.
+ * Where the board lives: `BEE_BOARD` when set, else `$XDG_STATE_HOME/bee/board.db`, else
+ * `~/.local/state/bee/board.db`. A `postgres://` or `postgresql://` `BEE_BOARD` is a team's shared
+ * server and is returned as it is. A relative `XDG_STATE_HOME` is ignored, as the XDG spec asks;
+ * a relative `BEE_BOARD` path is refused, since every bridge must agree on one file whatever its cwd.
  */
 export function resolveBoardLocation(
   env: Readonly<Record<string, string | undefined>>,
@@ -12,7 +20,10 @@ export function resolveBoardLocation(
 ): string {
   const explicit = env.BEE_BOARD;
   if (explicit !== undefined && explicit !== "") {
-    if (!isAbsolute(explicit)) throw argumentError("BEE_BOARD", `must be an absolute path, got ${explicit}`);
+    if (isPostgresLocation(explicit)) return explicit;
+    if (!isAbsolute(explicit)) {
+      throw argumentError("BEE_BOARD", `must be an absolute path or a postgres:// URL, got ${explicit}`);
+    }
     return explicit;
   }
   const stateHome = env.XDG_STATE_HOME;

@@ -30,3 +30,14 @@ describe("resolveBoardLocation", () => {
     expect(() => resolveBoardLocation({}, "ada")).toThrowError(/^homedir: /);
   });
 });
+
+describe("resolveBoardLocation with a PostgreSQL server", () => {
+  test("keeps a postgres:// or postgresql:// BEE_BOARD as it is", () => {
+    for (const url of ["postgres://bee@db.team:5432/bee", "postgresql://bee:pw@10.0.0.5/bee?schema=team"]) {
+      expect(resolveBoardLocation({ BEE_BOARD: url }, "/home/ada")).toBe(url);
+    }
+    expect(() => resolveBoardLocation({ BEE_BOARD: "mysql://db/bee" }, "/home/ada")).toThrowError(
+      /^BEE_BOARD: must be an absolute path or a postgres:\/\/ URL/,
+    );
+  });
+});

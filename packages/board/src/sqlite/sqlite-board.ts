@@ -19,7 +19,6 @@ import {
   type Cursor,
   type Departure,
   type DoneAction,
-  HumanSender,
   mintAgentIdentity,
   type OpenAction,
   parseAgentIdentity,
@@ -30,9 +29,10 @@ import { parseArgument, parseIntegerArgument, parseOptionalSignal } from "../arg
 import type { Board, BoardDeps, ListOptions, RetireOptions, WaitOptions } from "../board.js";
 import { mintCursor, readCursor } from "../cursor.js";
 import { argumentError, BoardError, RetireIncompleteError } from "../errors.js";
+import { type ActionRow, actionFromRow, agentFromRow } from "../rows.js";
+import { describeSender, listLimit, maxTimeoutMs, mintAttempts, requireObject, waitLimit } from "../rules.js";
 import { waitForRecords } from "../wait.js";
 import { ChangeFeed } from "./change-feed.js";
-import { type ActionRow, actionFromRow, agentFromRow } from "./rows.js";
 import { migrate } from "./schema.js";
 import { SqliteStore } from "./store.js";
 
@@ -44,11 +44,6 @@ export interface SqliteBoardOptions extends Partial<BoardDeps> {
   /** The safety re-check for waiters, in case a wake-up is missed. Default 1000. */
   recheckIntervalMs?: number;
 }
-
-const listLimit = { default: 50, max: 500 };
-const waitLimit = { default: 20, max: 500 };
-const maxTimeoutMs = 3_600_000;
-const mintAttempts = 5;
 
 /** Opens (creating and migrating as needed) the SQLite board shared by every bridge on the machine. */
 export async function openSqliteBoard(options: SqliteBoardOptions): Promise<Board> {
@@ -436,16 +431,6 @@ function retryOnIdClash<T>(what: string, insert: () => T): T {
         throw new Error(`could not mint a fresh ${what} in ${mintAttempts} attempts`);
     }
   }
-}
-
-/** The agent behind a sender, or null for a human. */
-function describeSender(sender: string): { agent: string | null } {
-  if (HumanSender.safeParse(sender).success) return { agent: null };
-  return { agent: parseAgentIdentity(sender).name };
-}
-
-function requireObject(value: unknown, argument: string): void {
-  if (typeof value !== "object" || value === null) throw argumentError(argument, "must be an object");
 }
 
 /** SQLITE_BUSY and SQLITE_LOCKED (with their extended codes) mean another writer held on too long. */

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { ActionRow, AgentRow } from "./rows.js";
+import type { ActionRow, AgentRow } from "../rows.js";
 
 // Every change takes the next board position. Writers are serialized by SQLite's write lock, so
 // positions are assigned in commit order and a reader never sees a lower one commit later.
