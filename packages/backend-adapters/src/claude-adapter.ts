@@ -53,6 +53,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
         options.baseEnv ?? process.env,
         options.env,
         turn.mcp && { MCP_TOOL_TIMEOUT: String(checkedToolTimeoutMs(turn.mcp)) },
+        turn.mcp?.mount.env,
       );
       const transcript = claudeTranscriptPath(claudeConfigDir(env), fs.realpath(turn.cwd), sessionId);
       const resuming = turn.conversation?.established === true || fs.exists(transcript);
@@ -79,11 +80,16 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
   };
 }
 
-/** Adds the MCP flags to `args`; returns the server's tools as Claude Code names them. */
+/**
+ * Adds the MCP flags to `args`; returns the server's tools as Claude Code names them. The mount's
+ * environment (it holds the turn's token) goes into Claude Code's own environment and the config
+ * names it as `${NAME}`, which Claude Code expands: argv is readable by every user through `ps`.
+ */
 function mcpArgs(spec: McpSpec, args: string[]): string[] {
   const name = mcpServerName(spec);
   const { command, args: mountArgs, env } = spec.mount;
-  const server = { type: "stdio", command, args: mountArgs, ...(env && { env }) };
+  const envByReference = env && Object.fromEntries(Object.keys(env).map((key) => [key, `\${${key}}`]));
+  const server = { type: "stdio", command, args: mountArgs, ...(envByReference && { env: envByReference }) };
   args.push("--mcp-config", JSON.stringify({ mcpServers: { [name]: server } }), "--strict-mcp-config");
   return checkedToolNames(spec).map((tool) => `mcp__${name}__${tool}`);
 }

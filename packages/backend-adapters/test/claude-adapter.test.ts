@@ -119,7 +119,7 @@ describe("Claude Code argv and environment", () => {
         mount: {
           command: "/usr/bin/node",
           args: ["shim.mjs", "/run/g3/floot.sock"],
-          env: { FLOOT_TOKEN: "t" },
+          env: { FLOOT_TOKEN: "secret-turn-token" },
         },
         tools: ["requestSecret", "echo"],
         toolTimeoutMs: 900_000,
@@ -138,7 +138,8 @@ describe("Claude Code argv and environment", () => {
             type: "stdio",
             command: "/usr/bin/node",
             args: ["shim.mjs", "/run/g3/floot.sock"],
-            env: { FLOOT_TOKEN: "t" },
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code expands ${NAME} in MCP config env
+            env: { FLOOT_TOKEN: "${FLOOT_TOKEN}" },
           },
         },
       }),
@@ -149,6 +150,8 @@ describe("Claude Code argv and environment", () => {
       "dontAsk",
     ]);
     expect(prepared.launch.env.MCP_TOOL_TIMEOUT).toBe("900000");
+    expect(prepared.launch.env.FLOOT_TOKEN).toBe("secret-turn-token");
+    expect(prepared.launch.args.join(" ")).not.toContain("secret-turn-token");
   });
 
   test("rejects MCP names that cannot be spelled in a tool name", () => {
