@@ -3,6 +3,7 @@
 //   node scripts/bootstrap.mjs test [vitest args...]   (npm test)
 //   node scripts/bootstrap.mjs start [floot args...]   (npm start)
 //   node scripts/bootstrap.mjs check                   (npm run check: typecheck and lint)
+//   node scripts/bootstrap.mjs floot [args...]         (npm run floot -- ...: the CLI on npm start's daemon)
 // pnpm comes from npm (corepack cannot verify the registry's signatures here) into .tools/.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { ensureSystemPackages } from "./system-packages.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const [job, ...jobArgs] = process.argv.slice(2);
-const jobs = { test: runTests, start: startDaemon, check: runChecks };
+const jobs = { test: runTests, start: startDaemon, check: runChecks, floot: runFlootCli };
 
 if (!(job in jobs)) {
   console.error(`bootstrap: unknown job ${JSON.stringify(job)}; expected one of: ${Object.keys(jobs).join(", ")}`);
@@ -41,13 +42,20 @@ function runChecks() {
 }
 
 function startDaemon(args) {
-  step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."]);
-  const floot = join(root, "apps/floot-daemon/bundle/floot.mjs");
-  if (!existsSync(floot)) {
-    console.error("bootstrap: the Floot daemon is not built yet (apps/floot-daemon); nothing to start.");
-    process.exit(1);
-  }
+  const floot = buildFloot();
+  console.error(`bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`);
   step("floot daemon", process.execPath, [floot, "daemon", ...args]);
+}
+
+function runFlootCli(args) {
+  step("floot", process.execPath, [buildFloot(), ...args]);
+}
+
+// The checkout embeds its own state dir, so `npm start` never touches a user's daemon state.
+function buildFloot() {
+  step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."]);
+  env.FLOOT_STATE_DIR ??= join(root, ".floot/state");
+  return join(root, "apps/floot-daemon/bundle/floot.mjs");
 }
 
 function packageManagerVersion() {
