@@ -40,6 +40,7 @@ export {
   runShim,
   ShimExitCode,
   type ShimOptions,
+  shimMain,
   shimSocketEnvVar,
   shimTokenEnvVar,
 } from "./mcp-shim.js";

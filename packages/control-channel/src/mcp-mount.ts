@@ -1,12 +1,9 @@
-import { randomBytes as cryptoRandomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ControlToken } from "@bridgeworks/protocol";
 import { shimSocketEnvVar, shimTokenEnvVar } from "./mcp-shim.js";
 import { assertSocketPath, McpMountError } from "./mcp-socket-server.js";
-import type { RandomBytes } from "./token.js";
+import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 
 /** How to run the shim: absolute paths of a node executable and of `shim.js`. */
 export interface ShimCommand {
@@ -89,9 +86,7 @@ export function claudeMcpConfig(mounts: Record<string, McpStdioMount>): ClaudeMc
   return { mcpServers };
 }
 
-export interface WriteMcpConfigFileOptions {
-  randomBytes?: RandomBytes;
-}
+export type WriteMcpConfigFileOptions = WritePrivateFileOptions;
 
 /**
  * Writes an MCP config (it holds a turn token) to `path` atomically with mode 0600, for
@@ -103,27 +98,7 @@ export async function writeMcpConfigFile(
   config: ClaudeMcpConfig,
   options: WriteMcpConfigFileOptions = {},
 ): Promise<void> {
-  const dir = dirname(path);
-  const suffix = Buffer.from((options.randomBytes ?? cryptoRandomBytes)(8)).toString("hex");
-  const tempPath = join(dir, `.${basename(path)}.${suffix}.tmp`);
-  const handle = await open(
-    tempPath,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    try {
-      await handle.chmod(0o600);
-      await handle.writeFile(`${JSON.stringify(config)}\n`, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tempPath, path);
-  } catch (error) {
-    await unlink(tempPath).catch(() => {});
-    throw error;
-  }
+  await writePrivateFileAtomic(path, `${JSON.stringify(config)}\n`, options);
 }
 
 /** How to hand a mount to `codex exec`: `-c` overrides for argv, and variables for codex's own environment. */

@@ -126,3 +126,21 @@ export function runShim(options: ShimOptions): Promise<ShimExitCode> {
   });
   return done;
 }
+
+/**
+ * The shim as a process: configured only through its two variables. Claude Code merges its whole
+ * environment into a stdio server's (API keys included); the shim needs none of it, so it drops it.
+ */
+export function shimMain(): void {
+  const socketPath = process.env[shimSocketEnvVar];
+  const token = process.env[shimTokenEnvVar];
+  for (const name of Object.keys(process.env)) delete process.env[name];
+  void runShim({
+    socketPath,
+    token,
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    exit: (code) => process.exit(code),
+  });
+}

@@ -1,11 +1,10 @@
-import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { constants, unlinkSync } from "node:fs";
-import { open, readdir, rename, unlink } from "node:fs/promises";
+import { open, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { RunFile } from "@bridgeworks/protocol";
 import { hasErrnoCode } from "./errno.js";
 import { isPidAlive as realIsPidAlive } from "./pid.js";
-import type { RandomBytes } from "./token.js";
+import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 
 const runFileNamePattern = /^([1-9][0-9]*)\.json$/;
 // Temp files are dotfiles that do not end in `.json`: nobody looking for run files ever opens a partial one.
@@ -20,16 +19,9 @@ export function runFilePath(runDir: string, claudePid: number): string {
   return join(runDir, runFileName(claudePid));
 }
 
-export interface WriteRunFileOptions {
-  /** Names the temp file; defaults to `crypto.randomBytes`. */
-  randomBytes?: RandomBytes;
-}
+export type WriteRunFileOptions = WritePrivateFileOptions;
 
-/**
- * Writes `<runDir>/<claudePid>.json` atomically with mode 0600: a temp file created O_EXCL in the same
- * dir, fsynced, renamed over the target, then the dir fsynced. Returns the run file's path.
- * The run dir must already be safe (see `ensureRunDir`).
- */
+/** Writes `<runDir>/<claudePid>.json` atomically with mode 0600. Returns the run file's path. */
 export async function writeRunFile(
   runDir: string,
   claudePid: number,
@@ -37,40 +29,8 @@ export async function writeRunFile(
   options: WriteRunFileOptions = {},
 ): Promise<string> {
   const target = runFilePath(runDir, claudePid);
-  const contents = `${JSON.stringify(RunFile.parse(runFile))}\n`;
-  const suffix = Buffer.from((options.randomBytes ?? cryptoRandomBytes)(8)).toString("hex");
-  const tempPath = join(runDir, `.${claudePid}.${suffix}.tmp`);
-
-  const handle = await open(
-    tempPath,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    try {
-      // A umask can only narrow the create mode; chmod anyway so the mode never depends on it.
-      await handle.chmod(0o600);
-      await handle.writeFile(contents, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tempPath, target);
-  } catch (error) {
-    await unlink(tempPath).catch(() => {});
-    throw error;
-  }
-  await syncDir(runDir);
+  await writePrivateFileAtomic(target, `${JSON.stringify(RunFile.parse(runFile))}\n`, options);
   return target;
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 export type ReadRunFileResult =
