@@ -1,0 +1,29 @@
+import type { SDKAssistantMessageError } from "@anthropic-ai/claude-agent-sdk";
+
+/**
+ * Pi's wording for a Claude Code API error. Pi retries an error whose text matches its auto-retry
+ * pattern (`overloaded|rate.?limit|429|5xx|server.?error|timeout|terminated|…`), so transient errors
+ * name their kind in those words; permanent ones (authentication, invalid request) must not.
+ */
+export function apiErrorMessage(code: SDKAssistantMessageError | undefined, detail: string): string {
+  const text = detail.trim() || "no detail";
+  switch (code) {
+    case "rate_limit":
+      return `Claude Code: rate limit exceeded (429), retry later: ${text}`;
+    case "overloaded":
+      return `Claude Code: API overloaded (529), retry later: ${text}`;
+    case "server_error":
+      return /\b529\b/.test(text)
+        ? `Claude Code: API overloaded (529), retry later: ${text}`
+        : `Claude Code: API server error, retry later: ${text}`;
+    case undefined:
+      return `Claude Code: ${text}`;
+    default:
+      return `Claude Code (${code}): ${text}`;
+  }
+}
+
+/** Claude Code stopped answering (exited, crashed): retryable, Pi starts it again. */
+export function processEndedMessage(detail: string): string {
+  return `Claude Code process terminated unexpectedly; retry: ${detail.trim() || "no detail"}`;
+}

