@@ -37,7 +37,10 @@ export const SessionEndHookInput = HookInputBase.extend({
 });
 export type SessionEndHookInput = z.infer<typeof SessionEndHookInput>;
 
-export const SessionHookInput = z.discriminatedUnion("hook_event_name", [SessionStartHookInput, SessionEndHookInput]);
+export const SessionHookInput = z.discriminatedUnion("hook_event_name", [
+  SessionStartHookInput,
+  SessionEndHookInput,
+]);
 export type SessionHookInput = z.infer<typeof SessionHookInput>;
 
 /** What a SessionStart hook (or the `mcp_tool` hook's tool result) prints to add model context. */

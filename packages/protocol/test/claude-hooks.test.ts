@@ -53,12 +53,15 @@ describe("Claude Code hook input", () => {
 describe("SessionStart output and the bee_session_event input", () => {
   test("hook output carries additional context", () => {
     const output = {
-      hookSpecificOutput: { hookEventName: "SessionStart", additionalContext: "bee identity: agent:a#00000000" },
+      hookSpecificOutput: {
+        hookEventName: "SessionStart",
+        additionalContext: "bee identity: agent:a#00000000",
+      },
     };
     expect(SessionStartHookOutput.parse(output)).toEqual(output);
-    expect(failedPaths(SessionStartHookOutput, { hookSpecificOutput: { hookEventName: "SessionEnd" } })).toContain(
-      "hookSpecificOutput.hookEventName",
-    );
+    expect(
+      failedPaths(SessionStartHookOutput, { hookSpecificOutput: { hookEventName: "SessionEnd" } }),
+    ).toContain("hookSpecificOutput.hookEventName");
   });
 
   test("the tool input names a wrong source", () => {

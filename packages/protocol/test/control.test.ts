@@ -34,13 +34,15 @@ describe("retire outcome", () => {
     });
     expect(retireOutcomeHttpStatus[done.status]).toBe(200);
     expect(retireOutcomeHttpStatus[RetireOutcome.parse({ status: "running" }).status]).toBe(202);
-    expect(retireOutcomeHttpStatus[RetireOutcome.parse({ status: "failed", error: "board locked" }).status]).toBe(500);
+    expect(
+      retireOutcomeHttpStatus[RetireOutcome.parse({ status: "failed", error: "board locked" }).status],
+    ).toBe(500);
   });
 
   test("refuses a done outcome whose identities are malformed, naming the field", () => {
-    expect(failedPaths(RetireOutcome, { status: "done", retired: "a", current: "agent:a#11111111" })).toEqual([
-      "retired",
-    ]);
+    expect(failedPaths(RetireOutcome, { status: "done", retired: "a", current: "agent:a#11111111" })).toEqual(
+      ["retired"],
+    );
     expect(failedPaths(RetireOutcome, { status: "unknown" })).toEqual(["status"]);
   });
 });

@@ -6,7 +6,9 @@ const fixedBytes = (bytes: number[]) => (size: number) => Uint8Array.from(bytes.
 
 describe("agent identity", () => {
   test("mints agent:<name>#<8 hex> from the injected randomness", () => {
-    expect(mintAgentIdentity("reviewer", fixedBytes([0xde, 0xad, 0xbe, 0xef]))).toBe("agent:reviewer#deadbeef");
+    expect(mintAgentIdentity("reviewer", fixedBytes([0xde, 0xad, 0xbe, 0xef]))).toBe(
+      "agent:reviewer#deadbeef",
+    );
   });
 
   test("parses into name and nonce", () => {
