@@ -23,4 +23,18 @@ export default defineConfig([
   { ...common, entry: { floot: "src/main.ts" }, clean: true },
   // The shim uses node builtins only; nothing else it could reach runs code on import.
   { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
+  // The web UI: one browser script (types only from @bridgeworks/protocol, no runtime dependency), its
+  // page and stylesheet, served by the daemon from `bundle/ui/`.
+  {
+    entry: { app: "ui/src/main.ts" },
+    outDir: "bundle/ui",
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    dts: false,
+    minify: true,
+    clean: false,
+    outExtensions: () => ({ js: ".js" }),
+    copy: ["ui/index.html", "ui/style.css"],
+  },
 ]);

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type {
+  FlootLoginCode,
   FlootSecretRequestList,
   FlootSession,
   FlootSessionList,
@@ -11,6 +12,7 @@ import { ClientError, FlootClient, readDaemonFile } from "./client/api-client.js
 import { startDaemon } from "./daemon/daemon.js";
 import { StateDirLockedError, stateDirLockedExitCode } from "./daemon/state-lock.js";
 import { jsonLogger } from "./log.js";
+import { openInBrowser } from "./open-browser.js";
 import { resolveStateDir } from "./state-dir.js";
 
 export interface CliIo {
@@ -24,6 +26,7 @@ export interface CliIo {
 
 export const usage = `usage:
   floot daemon [--state DIR] [--port N]
+  floot open [--no-browser] [--json]   (the web UI: a one-time login link)
   floot session create --backend claude|codex [--workspace DIR] [--model M] [--env K=V]... [--json]
   floot session list [--json]
   floot send <session> <prompt> [--follow] [--json]
@@ -66,6 +69,7 @@ export async function runCli(io: CliIo): Promise<number> {
         "permission-mode": { type: "string" },
         follow: { type: "boolean", default: false },
         from: { type: "string" },
+        "no-browser": { type: "boolean", default: false },
       },
     });
     const stateDir = resolveStateDir({ flag: values.state, env: io.env });
@@ -75,6 +79,14 @@ export async function runCli(io: CliIo): Promise<number> {
       write(json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
     const [sub, ...args] = positionals;
 
+    if (command === "open") {
+      const login = await client.request<FlootLoginCode>("POST", "/v1/ui/login-codes");
+      const url = `${client.baseUrl}/login?code=${login.code}`;
+      show({ url, expiresAt: login.expiresAt }, () => url);
+      if (!json) warn(`a one-time link, valid until ${login.expiresAt}\n`);
+      if (!values["no-browser"]) openInBrowser(url, io.env);
+      return exitCodes.ok;
+    }
     if (command === "session" && sub === "create") {
       if (!values.backend) throw new UsageError("session create needs --backend claude|codex");
       const env: Record<string, string> = {};
@@ -194,15 +206,18 @@ async function daemonCommand(io: CliIo, args: string[]): Promise<number> {
     args,
     options: { state: { type: "string" }, port: { type: "string" } },
   });
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port takes 0-65535");
+  // Without --port the daemon prefers its previous port, so an open web UI finds it after a restart.
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65_535)) {
+    throw new UsageError("--port takes 0-65535");
+  }
   const stateDir = resolveStateDir({ flag: values.state, env: io.env });
   // The journal holds prompts and transcripts of work: nothing the daemon creates is for other users.
   process.umask(0o077);
   const logger = jsonLogger(io.stderr);
   const daemon = await startDaemon({
     stateDir,
-    port,
+    ...(port !== undefined && { port }),
     env: io.env,
     logger,
     ...(io.uiDir !== undefined && { uiDir: io.uiDir }),

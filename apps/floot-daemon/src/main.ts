@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli } from "./cli.js";
 
-// The web UI (a later issue) installs its static files beside the bundle, in `ui/`.
+// The web UI is built beside the bundle, in `ui/`.
 const uiDir = join(dirname(fileURLToPath(import.meta.url)), "ui");
 
 const code = await runCli({

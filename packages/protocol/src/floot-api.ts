@@ -102,6 +102,31 @@ export const FlootDaemonStatus = z.strictObject({
 });
 export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;
 
+/**
+ * `POST /v1/ui/login-codes` (Bearer token only): a one-time code for `GET /login?code=…`, which trades it
+ * for the web UI's session cookie. Single use, valid until `expiresAt`.
+ */
+export const FlootLoginCode = z.strictObject({
+  code: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a login code is 32 random bytes, base64url"),
+  expiresAt: z.iso.datetime({ offset: true }),
+});
+export type FlootLoginCode = z.infer<typeof FlootLoginCode>;
+
+/** A session with its current turn (the active one, else the latest), as the web UI's list shows it. */
+export const FlootSessionSummary = z.strictObject({
+  session: FlootSession,
+  currentTurn: TurnRecord.optional(),
+});
+export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
+
+/** `GET /v1/overview`: everything the web UI's sessions list needs, in one read. */
+export const FlootOverview = z.strictObject({
+  status: FlootDaemonStatus,
+  sessions: z.array(FlootSessionSummary),
+  secretRequests: z.array(SecretRequest),
+});
+export type FlootOverview = z.infer<typeof FlootOverview>;
+
 export const FlootApiErrorCode = z.enum([
   "bad_request",
   "invalid_body",

@@ -3,6 +3,8 @@ import {
   CreateSessionRequest,
   FlootApiError,
   FlootDaemonFile,
+  FlootLoginCode,
+  FlootOverview,
   FlootSession,
   SendTurnRequest,
   SubmitSecretRequest,
@@ -101,5 +103,37 @@ describe("turn and secret bodies", () => {
   test("an API error names its code and, when known, the field", () => {
     const body = { error: { code: "invalid_body", message: "prompt: must not be empty", field: "prompt" } };
     expect(FlootApiError.parse(body)).toEqual(body);
+  });
+});
+
+describe("web UI shapes", () => {
+  test("a login code is 32 base64url bytes with an expiry", () => {
+    const code = { code: "A".repeat(43), expiresAt: "2026-11-30T12:01:00.000Z" };
+    expect(FlootLoginCode.parse(code)).toEqual(code);
+    expect(failedPaths(FlootLoginCode, { ...code, code: "short" })).toEqual(["code"]);
+    expect(failedPaths(FlootLoginCode, { ...code, token: "x" })).toEqual([""]);
+  });
+
+  test("the overview lists sessions with their current turn and the open secret requests", () => {
+    const session = {
+      id: "0190c0de-0000-7000-8000-000000000001",
+      backend: "claude",
+      status: "idle",
+      queuedTurns: 0,
+      createdAt: "2026-11-30T12:00:00.000Z",
+      workspace: "/tmp/ws",
+      envNames: [],
+    };
+    const status = {
+      pid: 42,
+      generation: 2,
+      stateDir: "/tmp/state",
+      startedAt: "2026-11-30T12:00:00.000Z",
+    };
+    const overview = { status, sessions: [{ session }], secretRequests: [] };
+    expect(FlootOverview.parse(overview)).toEqual(overview);
+    expect(failedPaths(FlootOverview, { ...overview, sessions: [{ session, currentTurn: {} }] })[0]).toMatch(
+      /^sessions\.0\.currentTurn\./,
+    );
   });
 });

@@ -31,10 +31,14 @@ import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
 import { TurnCoordinator } from "./turn-coordinator.js";
+import { UiAuth } from "./ui-auth.js";
 
 export interface DaemonOptions {
   stateDir: string;
-  /** 0 picks a free port. */
+  /**
+   * 0 picks a free port. Unset: the port of the previous daemon on this state dir when it is free (so an
+   * open web UI finds its daemon again after a restart), else a free one.
+   */
   port?: number;
   /** The environment the CLIs inherit (the user's own configuration and login) and knobs are read from. */
   env: Readonly<Record<string, string | undefined>>;
@@ -163,9 +167,11 @@ async function startLocked(
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
+      uiAuth: new UiAuth({ stateDir }),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
-    options.port ?? 0,
+    options.port ?? previousPort(join(stateDir, daemonFileName)) ?? 0,
+    options.port === undefined,
   );
   cleanups.push(() => api.close());
 
@@ -194,6 +200,15 @@ async function startLocked(
       return stopped;
     },
   };
+}
+
+function previousPort(path: string): number | undefined {
+  try {
+    const port = (JSON.parse(readFileSync(path, "utf8")) as { port?: unknown }).port;
+    return typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65_536 ? port : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function removeOwnDaemonFile(path: string): void {

@@ -8,6 +8,7 @@ import {
   type FlootApiError,
   type FlootDaemonStatus,
   type FlootEventPage,
+  type FlootOverview,
   SendTurnRequest,
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
@@ -17,6 +18,7 @@ import type { Logger } from "../log.js";
 import { type SecretBroker, SecretBrokerError } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
 import type { TurnCoordinator } from "./turn-coordinator.js";
+import type { UiAuth } from "./ui-auth.js";
 
 export interface ApiDeps {
   journal: TurnJournal;
@@ -26,7 +28,9 @@ export interface ApiDeps {
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
-  /** Static files of the web UI, served without a token (they hold no data); absent until a UI exists. */
+  /** The web UI's login codes and session cookies. */
+  uiAuth: UiAuth;
+  /** Static files of the web UI, served to a logged-in browser only; absent when not installed. */
   uiDir?: string;
   heartbeatMs?: number;
 }
@@ -71,20 +75,45 @@ interface Route {
   method: string;
   pattern: RegExp;
   handler: Handler;
+  /** Only with the API token: never with the web UI's cookie. */
+  tokenOnly?: boolean;
 }
+
+type Caller = "token" | "cookie";
 
 /**
  * The daemon's HTTP API on 127.0.0.1: Bearer token (compared in constant time), `Host` must name this
  * listener, an `Origin` other than the UI's own is refused, every body is validated and an error names
  * the field. Routes are under `/v1`; everything else is the web UI's static files.
  */
-export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer> {
+export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = false): Promise<ApiServer> {
   const { journal, sessions, coordinator, secrets } = deps;
   let boundPort = 0;
   const openStreams = new Set<ServerResponse>();
 
   const routes: Route[] = [
     { method: "GET", pattern: /^\/v1\/status$/, handler: async (_q, r) => send(r, 200, deps.status()) },
+    {
+      method: "POST",
+      pattern: /^\/v1\/ui\/login-codes$/,
+      tokenOnly: true,
+      handler: async (_q, r) => send(r, 201, deps.uiAuth.mintLoginCode()),
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/overview$/,
+      handler: async (_q, r) => {
+        const overview: FlootOverview = {
+          status: deps.status(),
+          sessions: journal.listSessions().map((record) => {
+            const currentTurn = journal.getCurrentTurn(record.id);
+            return { session: sessions.present(record), ...(currentTurn && { currentTurn }) };
+          }),
+          secretRequests: journal.listOpenSecretRequests(),
+        };
+        send(r, 200, overview);
+      },
+    },
     {
       method: "GET",
       pattern: /^\/v1\/sessions$/,
@@ -256,9 +285,21 @@ export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer
       throw new ApiError(403, "forbidden", "cross-origin requests are refused");
     }
     const path = new URL(request.url ?? "/", "http://x").pathname;
-    if (!path.startsWith("/v1/")) return serveUi(request, response, path);
-    if (!authorized(request.headers.authorization)) {
+    if (path === "/login") return login(request, response);
+    if (!path.startsWith("/v1/")) {
+      if (!hasUiSession(request)) return refuseUi(request, response);
+      return serveUi(request, response, path);
+    }
+    const caller = callerOf(request);
+    if (caller === undefined) {
       throw new ApiError(401, "unauthorized", "a valid Authorization: Bearer token is required");
+    }
+    if (caller === "cookie" && !sameOriginForCookie(request, ownOrigins)) {
+      throw new ApiError(
+        403,
+        "forbidden",
+        "a cookie-authenticated change must come from the web UI's own page",
+      );
     }
     let pathMatched = false;
     for (const route of routes) {
@@ -266,6 +307,9 @@ export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer
       if (!match) continue;
       pathMatched = true;
       if (route.method !== request.method) continue;
+      if (route.tokenOnly && caller !== "token") {
+        throw new ApiError(403, "forbidden", `${path} needs the API token`);
+      }
       await route.handler(request, response, match.slice(1).map(decodeURIComponent));
       return;
     }
@@ -274,9 +318,54 @@ export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer
     throw new ApiError(404, "not_found", `no route ${path}`);
   }
 
-  function authorized(header: string | undefined): boolean {
-    const match = /^Bearer ([^\s]+)$/.exec(header ?? "");
-    return match !== null && tokensEqual(match[1]!, deps.token);
+  function callerOf(request: IncomingMessage): Caller | undefined {
+    const match = /^Bearer ([^\s]+)$/.exec(request.headers.authorization ?? "");
+    if (match !== null) return tokensEqual(match[1]!, deps.token) ? "token" : undefined;
+    return hasUiSession(request) ? "cookie" : undefined;
+  }
+
+  function cookieName(): string {
+    // Cookies are shared by every port of a host: each daemon names its own.
+    return `floot_session_${boundPort}`;
+  }
+
+  function hasUiSession(request: IncomingMessage): boolean {
+    return deps.uiAuth.isSession(readCookie(request.headers.cookie, cookieName()));
+  }
+
+  async function login(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (request.method !== "GET")
+      throw new ApiError(405, "method_not_allowed", `${request.method} is not allowed on /login`);
+    const code = new URL(request.url ?? "/", "http://x").searchParams.get("code") ?? "";
+    const session = /^[A-Za-z0-9_-]{1,64}$/.test(code) ? await deps.uiAuth.redeemLoginCode(code) : undefined;
+    if (session === undefined) {
+      return sendPage(
+        response,
+        401,
+        "This login link is used up or expired",
+        "Run <code>floot open</code> for a fresh one.",
+      );
+    }
+    response.writeHead(303, {
+      location: "/",
+      "set-cookie": `${cookieName()}=${session}; HttpOnly; SameSite=Strict; Path=/`,
+      ...pageHeaders,
+      "cache-control": "no-store",
+    });
+    response.end();
+  }
+
+  function refuseUi(request: IncomingMessage, response: ServerResponse): void {
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      throw new ApiError(405, "method_not_allowed", `${request.method} is not allowed here`);
+    }
+    if (!deps.uiDir) throw new ApiError(404, "not_found", "the web UI is not installed");
+    sendPage(
+      response,
+      401,
+      "Sign in with floot open",
+      "Run <code>floot open</code> and follow the link it prints.",
+    );
   }
 
   async function serveUi(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
@@ -291,7 +380,7 @@ export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer
     }
     response.writeHead(200, {
       "content-type": contentTypes[extname(file)] ?? "application/octet-stream",
-      "x-content-type-options": "nosniff",
+      ...pageHeaders,
     });
     if (request.method === "HEAD") return void response.end();
     createReadStream(file).pipe(response);
@@ -328,13 +417,12 @@ export async function startApiServer(deps: ApiDeps, port = 0): Promise<ApiServer
     send(response, apiError.status, body);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  try {
+    await listen(server, port);
+  } catch (error) {
+    if (!anyPortIfTaken || port === 0 || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    await listen(server, 0);
+  }
   boundPort = (server.address() as AddressInfo).port;
 
   return {
@@ -360,6 +448,55 @@ const contentTypes: Record<string, string> = {
   ".png": "image/png",
   ".ico": "image/x-icon",
 };
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+// The page runs only its own script and style, talks only to this daemon, and is never framed.
+const pageHeaders = {
+  "cache-control": "no-cache",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  "referrer-policy": "no-referrer",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+};
+
+/** A cookie-authenticated request must come from the UI's own page: state changes carry proof of it. */
+function sameOriginForCookie(request: IncomingMessage, ownOrigins: string[]): boolean {
+  const site = request.headers["sec-fetch-site"];
+  if (site !== undefined && site !== "same-origin" && site !== "none") return false;
+  if (request.method === "GET" || request.method === "HEAD") return true;
+  const origin = request.headers.origin;
+  return (origin !== undefined && ownOrigins.includes(origin)) || site === "same-origin";
+}
+
+function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at !== -1 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function sendPage(response: ServerResponse, status: number, title: string, html: string): void {
+  const text = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>Floot</title><h1>${title}</h1><p>${html}</p></html>\n`;
+  response.writeHead(status, {
+    "content-type": "text/html; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...pageHeaders,
+    "cache-control": "no-store",
+  });
+  response.end(text);
+}
 
 function send(response: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);

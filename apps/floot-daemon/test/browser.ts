@@ -1,0 +1,72 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { appDir } from "./daemon-harness.js";
+
+export const chromiumPath = "/usr/bin/chromium";
+export const screenshotDir = join(appDir, "test-results", "web-ui");
+
+const chromiumArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  userDataDir: string;
+  close(): Promise<void>;
+}
+
+/** Debian's Chromium with a fresh profile; `close()` ends it and checks no process of it is left. */
+export async function openBrowser(options: { width?: number; height?: number } = {}): Promise<TestBrowser> {
+  const userDataDir = mkdtempSync(join(tmpdir(), "floot-ui-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: chromiumPath,
+    args: chromiumArgs,
+    headless: true,
+    viewport: { width: options.width ?? 1100, height: options.height ?? 820 },
+    colorScheme: "light",
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    userDataDir,
+    async close() {
+      await context.close();
+      const left = processesMentioning(userDataDir);
+      for (const pid of left) process.kill(pid, "SIGKILL");
+      rmSync(userDataDir, { recursive: true, force: true });
+      if (left.length > 0) throw new Error(`chromium processes outlived the browser: ${left.join(", ")}`);
+    },
+  };
+}
+
+/** Pids whose command line names `needle` (the profile dir is on every Chromium process's argv). */
+export function processesMentioning(needle: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle)) found.push(Number(name));
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return found;
+}
+
+export async function screenshot(page: Page, name: string, fullPage = false): Promise<string> {
+  mkdirSync(screenshotDir, { recursive: true });
+  const path = join(screenshotDir, `${name}.png`);
+  await page.screenshot({ path, fullPage });
+  return path;
+}

@@ -1,0 +1,385 @@
+import { execFile, execFileSync } from "node:child_process";
+import { request as httpRequest } from "node:http";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { ScriptInput } from "@bridgeworks/model-double";
+import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
+import type { Page } from "playwright-core";
+import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { openBrowser, screenshot, type TestBrowser } from "./browser.js";
+import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
+
+// Acceptance of the web UI: Debian's Chromium through playwright-core, the built daemon, real `claude`
+// against the model double. Screenshots land in test-results/web-ui/.
+
+const run = promisify(execFile);
+
+beforeAll(() => {
+  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
+    cwd: join(bundlePath, "../.."),
+    stdio: "ignore",
+  });
+}, 60_000);
+
+let world: FlootWorld | undefined;
+let browser: TestBrowser | undefined;
+
+afterEach(async () => {
+  await browser?.close();
+  browser = undefined;
+  const problems = (await world?.dispose()) ?? [];
+  world = undefined;
+  expect(problems).toEqual([]);
+});
+
+async function setUp(script: ScriptInput): Promise<FlootWorld> {
+  world = await FlootWorld.create("claude", script);
+  await world.startDaemon();
+  return world;
+}
+
+/** `floot open`, as a user runs it: the one-time link on stdout. */
+async function loginUrl(w: FlootWorld): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    [bundlePath, "open", "--state", w.stateDir, "--no-browser", "--json"],
+    { env: w.env.env },
+  );
+  return (JSON.parse(stdout) as { url: string }).url;
+}
+
+function baseOf(w: FlootWorld): string {
+  return `http://127.0.0.1:${w.daemon!.file.port}`;
+}
+
+async function signIn(w: FlootWorld): Promise<Page> {
+  browser = await openBrowser();
+  const { page } = browser;
+  await page.goto(await loginUrl(w));
+  await page.getByRole("heading", { name: "Sessions" }).waitFor();
+  return page;
+}
+
+async function openSession(page: Page, w: FlootWorld, session: FlootSession): Promise<void> {
+  await page.goto(`${baseOf(w)}/#/s/${session.id}`);
+  await page.locator(".session-head h1 code").waitFor();
+}
+
+async function sendFromPage(page: Page, prompt: string): Promise<void> {
+  await page.getByLabel("Prompt").fill(prompt);
+  await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
+}
+
+/** What the page shows of a turn: the event index of every rendered element, and its texts. */
+async function renderedTurn(page: Page, turnId: string) {
+  return page.evaluate((id) => {
+    const turn = document.querySelector(`[data-turn-id="${id}"]`) as HTMLElement | null;
+    if (!turn) return undefined;
+    const items = [...turn.querySelectorAll<HTMLElement>(".turn-body > [data-event-index]")];
+    return {
+      nextIndex: Number(turn.dataset.nextIndex ?? 0),
+      phase: turn.dataset.phase,
+      indexes: items.map((item) => Number(item.dataset.eventIndex)),
+      texts: [...turn.querySelectorAll(".assistant-text")].map((item) => item.textContent),
+    };
+  }, turnId);
+}
+
+async function currentTurn(w: FlootWorld, sessionId: string): Promise<TurnRecord> {
+  return w.client.request<TurnRecord>("GET", `/v1/sessions/${sessionId}/current-turn`);
+}
+
+function rawRequest(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  method = "GET",
+  body?: string,
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, method, headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on("error", reject);
+    request.end(body);
+  });
+}
+
+describe("web UI", () => {
+  test("1+6. the floot open link signs in once; without it, or from elsewhere, the page and the API refuse", async () => {
+    const w = await setUp({ steps: [] });
+    const base = baseOf(w);
+    const port = w.daemon!.file.port;
+    // Without the code or the cookie: the page and the API refuse.
+    expect((await fetch(`${base}/`)).status).toBe(401);
+    expect((await fetch(`${base}/app.js`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/sessions`)).status).toBe(401);
+    expect((await fetch(`${base}/login?code=${"A".repeat(43)}`)).status).toBe(401);
+
+    const url = await loginUrl(w);
+    browser = await openBrowser();
+    const { page, context } = browser;
+    const sentAuthorization: string[] = [];
+    page.on("request", (request) => {
+      const header = request.headers().authorization;
+      if (header) sentAuthorization.push(header);
+    });
+    const landed = await page.goto(url);
+    expect(landed?.url()).toBe(`${base}/`);
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await page.locator('body[data-connection="online"]').waitFor();
+
+    // The cookie is HttpOnly and SameSite=Strict; the page never sees it nor the API token.
+    const [cookie] = await context.cookies(base);
+    expect(cookie).toMatchObject({ name: `floot_session_${port}`, httpOnly: true, sameSite: "Strict" });
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+    expect(await page.content()).not.toContain(w.daemon!.file.token);
+    expect(sentAuthorization).toEqual([]);
+
+    // The code was single use.
+    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
+    const other = await fetch(`${base}/`, { headers: { cookie: `floot_session_${port}=${"x".repeat(43)}` } });
+    expect(other.status).toBe(401);
+
+    // A foreign Origin or Host is refused, with the cookie as with the token.
+    const session = `floot_session_${port}=${cookie!.value}`;
+    expect(await rawRequest(port, "/v1/sessions", { cookie: session })).toBe(200);
+    expect(await rawRequest(port, "/v1/sessions", { cookie: session, origin: "http://evil.example" })).toBe(
+      403,
+    );
+    expect(await rawRequest(port, "/v1/sessions", { cookie: session, host: `evil.example:${port}` })).toBe(
+      403,
+    );
+    expect(await rawRequest(port, "/", { cookie: session, host: `evil.example:${port}` })).toBe(403);
+    expect(
+      await rawRequest(port, "/v1/sessions", {
+        authorization: `Bearer ${w.daemon!.file.token}`,
+        host: `attacker.test:${port}`,
+      }),
+    ).toBe(403);
+    expect(await rawRequest(port, "/v1/sessions", { cookie: session, "sec-fetch-site": "cross-site" })).toBe(
+      403,
+    );
+    // A change made with the cookie must prove it comes from the page itself.
+    const create = { cookie: session, "content-type": "application/json" };
+    const body = JSON.stringify({ backend: "claude" });
+    expect(await rawRequest(port, "/v1/sessions", create, "POST", body)).toBe(403);
+    expect(
+      await rawRequest(port, "/v1/sessions", { ...create, origin: "http://evil.example" }, "POST", body),
+    ).toBe(403);
+    expect(await rawRequest(port, "/v1/sessions", { ...create, origin: base }, "POST", body)).toBe(201);
+    // Minting login codes takes the token: the cookie cannot.
+    expect(await rawRequest(port, "/v1/ui/login-codes", { cookie: session, origin: base }, "POST")).toBe(403);
+
+    // The new-session form works from the page (same origin).
+    await page.getByLabel("Workspace").fill(join(w.env.root, "ws-from-form"));
+    await page.getByRole("button", { name: "Create session" }).click();
+    await page.locator(".session-head h1 code").waitFor();
+    const created = (await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions")).sessions;
+    expect(created.map((s) => s.workspace)).toContain(join(w.env.root, "ws-from-form"));
+    expect(page.url()).toMatch(/#\/s\//);
+  });
+
+  test("2+3. a prompt streams in as the double emits it; a reload mid-turn replays the same events once, then the tail", async () => {
+    const w = await setUp({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[stream]" },
+          response: {
+            events: [
+              { type: "thinking", thinking: "The user wants three parts, one at a time." },
+              { type: "text", text: "Alpha: the first part." },
+              { type: "delay", ms: 2_500 },
+              { type: "text", text: "Beta: the second part." },
+              { type: "delay", ms: 2_500 },
+              { type: "text", text: "Gamma: the last part." },
+            ],
+            usage: { input_tokens: 1_240, output_tokens: 96, cache_read_input_tokens: 800 },
+          },
+        },
+        {
+          match: { lastUserTextIncludes: "[earlier]" },
+          response: { events: [{ type: "text", text: "Done: the repository has 3 packages." }] },
+        },
+      ],
+    });
+    const session = await w.createSession();
+    await w.waitForEnd((await w.send(session.id, "[earlier] how many packages are there?")).id);
+    await w.createSession();
+    const page = await signIn(w);
+    await openSession(page, w, session);
+
+    await sendFromPage(page, "[stream] explain it in three parts");
+    await page.getByText("Alpha: the first part.").waitFor({ timeout: 60_000 });
+    const turn = await currentTurn(w, session.id);
+    // Seen before the double emitted the next block.
+    expect(w.double.requests.filter((r) => JSON.stringify(r.body).includes("[stream]")).length).toBe(1);
+    expect(await page.getByText("Gamma: the last part.").count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Queue" }).count()).toBe(1);
+    await screenshot(page, "session-streaming");
+
+    // Reload mid-turn: the page reattaches by identity.
+    await page.reload();
+    await page.getByText("Gamma: the last part.").waitFor({ timeout: 60_000 });
+    await page.locator(`[data-turn-id="${turn.id}"][data-phase="completed"]`).waitFor();
+    const done = await w.waitForEnd(turn.id);
+    const shown = await renderedTurn(page, turn.id);
+    expect(shown?.texts).toEqual([
+      "Alpha: the first part.",
+      "Beta: the second part.",
+      "Gamma: the last part.",
+    ]);
+    expect(shown?.nextIndex).toBe(done.eventCount);
+    const indexes = shown!.indexes;
+    expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+    expect(new Set(indexes).size).toBe(indexes.length);
+    await expect(page.locator(`[data-turn-id="${turn.id}"] .thinking`).count()).resolves.toBe(1);
+    await expect(page.locator(`[data-turn-id="${turn.id}"] .usage`).textContent()).resolves.toContain("in");
+
+    // Readable at phone width, in the dark scheme too.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await screenshot(page, "session-phone-dark");
+    await page.setViewportSize({ width: 1100, height: 820 });
+    await page.emulateMedia({ colorScheme: "light" });
+
+    await page.goto(`${baseOf(w)}/#/`);
+    await page.locator(`[data-session-id="${session.id}"] .phase-completed`).waitFor();
+    await screenshot(page, "sessions-list");
+  });
+
+  test("4. SIGKILL with the page open: it shows it is reconnecting, then the interrupted turn and a working Retry", async () => {
+    const w = await setUp({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[crash]" },
+          response: { events: [{ type: "text", text: "Partial work before the crash." }, { type: "stall" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[crash]" },
+          response: { events: [{ type: "text", text: "Finished on retry." }] },
+        },
+      ],
+    });
+    const session = await w.createSession();
+    const page = await signIn(w);
+    await openSession(page, w, session);
+    await sendFromPage(page, "[crash] start the work");
+    await page.getByText("Partial work before the crash.").waitFor({ timeout: 60_000 });
+    const turn = await currentTurn(w, session.id);
+    const port = w.daemon!.file.port;
+
+    await w.killDaemon();
+    await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
+    await expect(page.getByRole("alert").textContent()).resolves.toContain("Reconnecting");
+    await screenshot(page, "session-reconnecting");
+
+    await w.startDaemon();
+    expect(w.daemon!.file.port).toBe(port);
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
+    const interrupted = page.locator(`[data-turn-id="${turn.id}"][data-phase="interrupted"]`);
+    await interrupted.waitFor({ timeout: 30_000 });
+    await expect(interrupted.getByText("Partial work before the crash.").count()).resolves.toBe(1);
+    const record = await w.turn(turn.id);
+    expect((await renderedTurn(page, turn.id))?.nextIndex).toBe(record.eventCount);
+
+    await interrupted.getByRole("button", { name: "Retry" }).click();
+    await page.getByText("Finished on retry.").waitFor({ timeout: 60_000 });
+    const turns = await w.turns(session.id);
+    const retry = turns.find((t) => t.retryOf === turn.id)!;
+    expect((await w.waitForEnd(retry.id)).phase).toBe("completed");
+    await page.locator(`[data-turn-id="${retry.id}"][data-phase="completed"]`).waitFor();
+    await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
+  });
+
+  test("5. a requestSecret form survives a restart; submitting completes the turn; the secret is stored nowhere", async () => {
+    const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+    const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+    const w = await setUp({
+      steps: [
+        {
+          match: provided,
+          repeat: true,
+          response: { events: [{ type: "text", text: "Deployed with the token." }] },
+        },
+        {
+          match: { toolResultFor: "toolu_check" },
+          repeat: true,
+          response: {
+            events: [
+              { type: "text", text: "The deploy needs a token." },
+              {
+                type: "tool_use",
+                nameFrom: { endsWith: "requestSecret" },
+                input: { name: "API_TOKEN", prompt: "The deploy token for staging" },
+              },
+            ],
+          },
+        },
+        {
+          match: { lastUserTextIncludes: "[secret]" },
+          repeat: true,
+          response: {
+            events: [
+              { type: "thinking", thinking: "First look at what is there, then ask for the token." },
+              { type: "text", text: "Checking the deploy script first." },
+              {
+                type: "tool_use",
+                id: "toolu_check",
+                name: "Bash",
+                input: { command: "echo deploy.sh ready", description: "Check the deploy script" },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const session = await w.createSession();
+    const page = await signIn(w);
+    await openSession(page, w, session);
+    await sendFromPage(page, "[secret] deploy to staging");
+    const form = page.locator("form[data-secret-form]");
+    await form.waitFor({ timeout: 60_000 });
+    const turn = await currentTurn(w, session.id);
+    expect(turn.phase).toBe("awaiting_secret");
+    await page.setViewportSize({ width: 1100, height: 1180 });
+    await page.locator(".tool summary").first().click();
+    await form.scrollIntoViewIfNeeded();
+    await screenshot(page, "session-secret-form");
+
+    await w.killDaemon();
+    await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
+    await w.startDaemon();
+    await page.locator(`[data-turn-id="${turn.id}"][data-phase="interrupted"]`).waitFor({ timeout: 30_000 });
+    // The same request's form, back after the restart.
+    const [request] = await w.secretRequests();
+    expect(request).toMatchObject({ turnId: turn.id, status: "orphaned" });
+    const again = page.locator(`form[data-secret-form="${request!.id}"]`);
+    await again.waitFor();
+    await expect(again.textContent()).resolves.toContain("interrupted");
+
+    await again.getByLabel("Value of API_TOKEN").fill(secret);
+    await again.getByRole("button", { name: "Provide" }).click();
+    await page.getByText("Deployed with the token.").waitFor({ timeout: 60_000 });
+    const retry = (await w.turns(session.id)).find((t) => t.retryOf === turn.id)!;
+    expect((await w.waitForEnd(retry.id)).phase).toBe("completed");
+    expect(await w.secretRequests()).toEqual([]);
+
+    // Not in the page's storage, the state dir, the transcripts or the browser profile.
+    const storage = await page.evaluate(async () => ({
+      local: JSON.stringify({ ...localStorage }),
+      session: JSON.stringify({ ...sessionStorage }),
+      databases: (await indexedDB.databases()).map((each) => each.name),
+      cookie: document.cookie,
+      inputs: [...document.querySelectorAll("input")].map((input) => input.value),
+    }));
+    expect(storage.databases).toEqual([]);
+    expect(JSON.stringify(storage)).not.toContain(secret);
+    const cookies = await browser!.context.cookies();
+    expect(JSON.stringify(cookies)).not.toContain(secret);
+    expect(await page.content()).not.toContain(secret);
+    expect(filesContaining([w.stateDir, w.env.home, browser!.userDataDir], secret)).toEqual([]);
+    expect(w.daemon!.process.stderr()).not.toContain(secret);
+  });
+});

@@ -1,0 +1,100 @@
+import type { FlootApiError, TurnEventEnvelope } from "@bridgeworks/protocol";
+
+/** The daemon answered with an error. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The daemon did not answer (restarting, stopped, the network blinked). */
+export class Unreachable extends Error {}
+
+// The page authenticates by its HttpOnly cookie: it never holds the API token.
+export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: body === undefined ? {} : { "content-type": "application/json" },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    throw new Unreachable(error instanceof Error ? error.message : String(error));
+  }
+  if (!response.ok) throw await errorOf(response);
+  return (await response.json()) as T;
+}
+
+async function errorOf(response: Response): Promise<ApiError> {
+  try {
+    const body = (await response.json()) as FlootApiError;
+    return new ApiError(response.status, body.error.code, body.error.message);
+  } catch {
+    return new ApiError(response.status, "http", `HTTP ${response.status}`);
+  }
+}
+
+/**
+ * Follows a turn's events from `from` over Server-Sent Events until its terminal event. A stream that
+ * breaks or ends early throws `Unreachable`: the caller reattaches by asking for the current turn again.
+ */
+export async function followTurn(
+  turnId: string,
+  from: number,
+  onEnvelope: (envelope: TurnEventEnvelope) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(`/v1/turns/${encodeURIComponent(turnId)}/follow?from=${from}`, {
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { accept: "text/event-stream" },
+      signal,
+    });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new Unreachable(error instanceof Error ? error.message : String(error));
+  }
+  if (!response.ok || !response.body) throw await errorOf(response);
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  let ended = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let split = buffer.indexOf("\n\n");
+      while (split !== -1) {
+        const data = buffer
+          .slice(0, split)
+          .split("\n")
+          .filter((line) => line.startsWith("data: "))
+          .map((line) => line.slice(6))
+          .join("\n");
+        buffer = buffer.slice(split + 2);
+        split = buffer.indexOf("\n\n");
+        if (!data) continue;
+        const envelope = JSON.parse(data) as TurnEventEnvelope;
+        onEnvelope(envelope);
+        if (envelope.event.type === "terminal") ended = true;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) throw error;
+    if (error instanceof GapError) throw error;
+    throw new Unreachable(error instanceof Error ? error.message : String(error));
+  }
+  if (!ended) throw new Unreachable("the event stream ended before the turn did");
+}
+
+/** An event arrived past the next expected index: the page reloads the missing ones instead of guessing. */
+export class GapError extends Error {}

@@ -1,0 +1,20 @@
+import { Connection } from "./connection.js";
+import { SessionPage } from "./session-page.js";
+import { SessionsPage } from "./sessions-page.js";
+
+const main = document.getElementById("main")!;
+const connection = new Connection(document.getElementById("connection")!, document.getElementById("banner")!);
+let page: { dispose(): void } | undefined;
+
+// Routes live in the hash so the daemon serves one static page: `#/` lists, `#/s/<id>` is a session.
+function route(): void {
+  page?.dispose();
+  const match = /^#\/s\/([^/]+)$/.exec(location.hash);
+  page = match
+    ? new SessionPage(main, decodeURIComponent(match[1]!), connection)
+    : new SessionsPage(main, connection);
+  main.querySelector<HTMLElement>("h1")?.focus({ preventScroll: true });
+}
+
+window.addEventListener("hashchange", route);
+route();

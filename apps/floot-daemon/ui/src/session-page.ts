@@ -1,0 +1,351 @@
+import type {
+  FlootEventPage,
+  FlootSecretRequestList,
+  FlootSession,
+  FlootTurnList,
+  SecretRequest,
+  TurnRecord,
+} from "@bridgeworks/protocol";
+import { ApiError, api, followTurn, GapError } from "./api.js";
+import { backoffMs, type Connection, sleep } from "./connection.js";
+import { h, replaceChildren } from "./dom.js";
+import { isActive, relativeTime, shortId } from "./format.js";
+import { TurnView } from "./turn-view.js";
+
+const shownTurnsStep = 20;
+
+/**
+ * One session: its turns, the current one followed live. Reattach by identity: on load and after any
+ * disconnect the page re-reads the turns, loads each one's events from the last index it holds, asks
+ * for the current turn and follows it from there. The page owns no turn; it only observes.
+ */
+export class SessionPage {
+  readonly #sessionId: string;
+  readonly #connection: Connection;
+  readonly #root: HTMLElement;
+  readonly #abort = new AbortController();
+  readonly #views = new Map<string, TurnView>();
+  #turns: TurnRecord[] = [];
+  #openSecrets = new Map<string, SecretRequest>();
+  #shownTurns = shownTurnsStep;
+  #wake: (() => void) | undefined;
+  #followAbort: AbortController | undefined;
+  readonly #head: HTMLElement;
+  readonly #list: HTMLElement;
+  readonly #earlier: HTMLElement;
+  readonly #prompt: HTMLTextAreaElement;
+  readonly #send: HTMLButtonElement;
+  readonly #composerNote: HTMLElement;
+  #scrollPending = false;
+
+  constructor(root: HTMLElement, sessionId: string, connection: Connection) {
+    this.#root = root;
+    this.#sessionId = sessionId;
+    this.#connection = connection;
+    this.#head = h("header", { class: "session-head" }, h("h1", { tabindex: "-1" }, "Session"));
+    this.#earlier = h("div", { class: "earlier" });
+    this.#list = h("section", { class: "turns", "aria-label": "Turns" });
+    this.#prompt = h("textarea", {
+      id: "prompt",
+      class: "input prompt-input",
+      rows: 3,
+      placeholder: "Ask the agent…",
+      "aria-describedby": "composer-note",
+      onkeydown: (event) => {
+        const key = event as KeyboardEvent;
+        if (key.key === "Enter" && (key.ctrlKey || key.metaKey)) {
+          event.preventDefault();
+          this.#composer.requestSubmit();
+        }
+      },
+    });
+    this.#send = h("button", { type: "submit", class: "button button-primary" }, "Send");
+    this.#composerNote = h("span", { id: "composer-note", class: "muted" }, "Ctrl+Enter sends");
+    this.#composer = h(
+      "form",
+      { class: "composer", onsubmit: (event) => void this.#submit(event) },
+      h("label", { for: "prompt", class: "visually-hidden" }, "Prompt"),
+      this.#prompt,
+      h("div", { class: "composer-row" }, this.#composerNote, this.#send),
+    );
+    replaceChildren(
+      root,
+      h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "← Sessions")),
+      this.#head,
+      this.#earlier,
+      this.#list,
+      this.#composer,
+    );
+    void this.#run();
+  }
+
+  readonly #composer: HTMLFormElement;
+
+  dispose(): void {
+    this.#abort.abort();
+    this.#followAbort?.abort();
+  }
+
+  async #run(): Promise<void> {
+    let attempt = 0;
+    const signal = this.#abort.signal;
+    while (!signal.aborted) {
+      try {
+        await this.#sync();
+        await this.#connection.online();
+        attempt = 0;
+        // Reattach by identity: whatever this page saw before, the daemon says which turn is current.
+        const current = await this.#currentTurn();
+        const view = current && isActive(current.phase) ? this.#views.get(current.id) : undefined;
+        if (current && view) {
+          this.#followAbort = new AbortController();
+          const stop = () => this.#followAbort?.abort();
+          signal.addEventListener("abort", stop, { once: true });
+          try {
+            await followTurn(
+              current.id,
+              view.nextIndex,
+              (envelope) => this.#applyLive(view, envelope),
+              this.#followAbort.signal,
+            );
+          } finally {
+            signal.removeEventListener("abort", stop);
+          }
+          continue;
+        }
+        await this.#idle(3_000);
+      } catch (error) {
+        if (signal.aborted) return;
+        if (error instanceof GapError || (error instanceof DOMException && error.name === "AbortError"))
+          continue;
+        if (error instanceof ApiError && error.status === 401) return this.#connection.signedOut();
+        if (error instanceof ApiError && error.status === 404 && this.#turns.length === 0) {
+          replaceChildren(
+            this.#root,
+            h("h1", {}, "No such session"),
+            h("p", {}, h("a", { href: "#/" }, "Back to the sessions")),
+          );
+          return;
+        }
+        if (!(error instanceof ApiError)) this.#connection.offline(attempt);
+        await sleep(backoffMs(attempt++), signal);
+      }
+    }
+  }
+
+  async #currentTurn(): Promise<TurnRecord | undefined> {
+    try {
+      return await api<TurnRecord>("GET", `/v1/sessions/${encodeURIComponent(this.#sessionId)}/current-turn`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return undefined;
+      throw error;
+    }
+  }
+
+  /** Waits `ms`, or less when this page changed something (sent, retried, cancelled, answered). */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+      this.#abort.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  #poke(): void {
+    this.#wake?.();
+    this.#wake = undefined;
+  }
+
+  async #sync(): Promise<void> {
+    const id = encodeURIComponent(this.#sessionId);
+    const [session, list, secrets] = await Promise.all([
+      api<FlootSession>("GET", `/v1/sessions/${id}`),
+      api<FlootTurnList>("GET", `/v1/sessions/${id}/turns`),
+      api<FlootSecretRequestList>("GET", "/v1/secret-requests"),
+    ]);
+    const stick = this.#turns.length === 0 || nearBottom();
+    this.#turns = list.turns;
+    this.#renderHead(session);
+    const shown = list.turns.slice(-this.#shownTurns);
+    this.#renderEarlier(list.turns.length - shown.length);
+    for (const turn of shown) {
+      let view = this.#views.get(turn.id);
+      if (!view) {
+        view = new TurnView(turn, this.#turnActions);
+        this.#views.set(turn.id, view);
+        this.#insert(view);
+      }
+      view.update(turn);
+      // Everything journaled so far, from the last index this page holds: nothing twice, nothing skipped.
+      while (view.nextIndex < turn.eventCount) {
+        const page = await api<FlootEventPage>(
+          "GET",
+          `/v1/turns/${encodeURIComponent(turn.id)}/events?from=${view.nextIndex}`,
+        );
+        if (page.events.length === 0) break;
+        for (const envelope of page.events) view.append(envelope);
+      }
+    }
+    for (const view of this.#views.values()) view.update(view.record);
+    this.#setSecrets(secrets.requests);
+    this.#renderComposer();
+    if (stick) this.#scrollToEnd();
+  }
+
+  #insert(view: TurnView): void {
+    const after = [...this.#list.children].find(
+      (child) => Number((child as HTMLElement).dataset.seq) > view.record.seq,
+    );
+    view.element.dataset.seq = String(view.record.seq);
+    this.#list.insertBefore(view.element, after ?? null);
+  }
+
+  #applyLive(view: TurnView, envelope: Parameters<TurnView["append"]>[0]): void {
+    const stick = nearBottom();
+    if (!view.append(envelope)) return;
+    if (envelope.event.type === "phase" || envelope.event.type === "terminal") {
+      const phase = envelope.event.type === "phase" ? envelope.event.phase : envelope.event.outcome;
+      view.update({ ...view.record, phase, eventCount: view.nextIndex });
+      this.#turns = this.#turns.map((turn) => (turn.id === view.record.id ? view.record : turn));
+      this.#renderComposer();
+    }
+    if (stick) this.#scrollToEnd();
+  }
+
+  readonly #turnActions = {
+    cancel: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/cancel`),
+    retry: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/retry`),
+    secretsChanged: () => void this.#refreshSecrets(),
+    secretSubmitted: () => {
+      this.#followAbort?.abort();
+      this.#poke();
+    },
+    successorOf: (turn: TurnRecord) =>
+      this.#turns.find((each) => each.retryOf === turn.id || each.replayOf === turn.id),
+  };
+
+  async #act(path: string): Promise<void> {
+    try {
+      await api("POST", path);
+    } catch (error) {
+      this.#flash(error instanceof ApiError ? error.message : "The daemon is not answering; try again.");
+    }
+    // A retry or cancel changes which turn is current: reattach.
+    this.#followAbort?.abort();
+    this.#poke();
+  }
+
+  async #refreshSecrets(): Promise<void> {
+    try {
+      this.#setSecrets((await api<FlootSecretRequestList>("GET", "/v1/secret-requests")).requests);
+    } catch {
+      // The next sync asks again.
+    }
+  }
+
+  #setSecrets(requests: SecretRequest[]): void {
+    this.#openSecrets = new Map(
+      requests.filter((r) => r.sessionId === this.#sessionId).map((r) => [r.id, r]),
+    );
+    for (const view of this.#views.values()) view.setOpenSecrets(this.#openSecrets);
+    document.title = `${this.#openSecrets.size > 0 ? "(needs input) " : ""}Floot · session ${shortId(this.#sessionId)}`;
+  }
+
+  async #submit(event: Event): Promise<void> {
+    event.preventDefault();
+    const prompt = this.#prompt.value.trim();
+    if (!prompt) return;
+    this.#send.disabled = true;
+    try {
+      await api("POST", `/v1/sessions/${encodeURIComponent(this.#sessionId)}/turns`, { prompt });
+      this.#prompt.value = "";
+      this.#poke();
+    } catch (error) {
+      this.#flash(
+        error instanceof ApiError ? error.message : "The daemon is not answering; your prompt is still here.",
+      );
+    } finally {
+      this.#send.disabled = false;
+    }
+  }
+
+  #flash(message: string): void {
+    this.#composerNote.textContent = message;
+    this.#composerNote.className = "is-error";
+  }
+
+  #renderComposer(): void {
+    const active = this.#turns.find((turn) => isActive(turn.phase));
+    const queued = this.#turns.filter((turn) => turn.phase === "queued").length;
+    this.#send.textContent = active ? "Queue" : "Send";
+    this.#composerNote.className = "muted";
+    this.#composerNote.textContent = active
+      ? `Turn #${active.seq} ${activeWording[active.phase] ?? "is running"}; a prompt sent now waits for it${queued ? ` (${queued} queued)` : ""}.`
+      : "Ctrl+Enter sends";
+  }
+
+  #renderHead(session: FlootSession): void {
+    const heading = this.#head.querySelector("h1")!;
+    heading.replaceChildren("Session ", h("code", { title: session.id }, shortId(session.id)));
+    const facts: [string, string][] = [
+      ["Backend", session.backend],
+      ["Workspace", session.workspace],
+      ...(session.model ? [["Model", session.model] as [string, string]] : []),
+      ["Created", relativeTime(session.createdAt)],
+    ];
+    const existing = this.#head.querySelector("dl");
+    const dl = h(
+      "dl",
+      { class: "facts" },
+      facts.map(([term, value]) =>
+        h("div", {}, h("dt", {}, term), h("dd", {}, term === "Workspace" ? h("code", {}, value) : value)),
+      ),
+    );
+    if (existing) existing.replaceWith(dl);
+    else this.#head.append(dl);
+  }
+
+  #renderEarlier(hidden: number): void {
+    replaceChildren(
+      this.#earlier,
+      hidden > 0
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "button button-quiet",
+              onclick: () => {
+                this.#shownTurns += shownTurnsStep;
+                this.#poke();
+              },
+            },
+            `Show ${Math.min(hidden, shownTurnsStep)} earlier turns`,
+          )
+        : null,
+    );
+  }
+
+  #scrollToEnd(): void {
+    if (this.#scrollPending) return;
+    this.#scrollPending = true;
+    requestAnimationFrame(() => {
+      this.#scrollPending = false;
+      window.scrollTo({ top: document.documentElement.scrollHeight });
+    });
+  }
+}
+
+const activeWording: Partial<Record<TurnRecord["phase"], string>> = {
+  accepted: "is starting",
+  spawning: "is starting",
+  running: "is running",
+  awaiting_secret: "waits for a secret",
+};
+
+function nearBottom(): boolean {
+  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160;
+}

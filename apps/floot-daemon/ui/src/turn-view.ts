@@ -1,0 +1,344 @@
+import type { SecretRequest, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
+import { GapError } from "./api.js";
+import { h, replaceChildren } from "./dom.js";
+import {
+  argumentPreview,
+  clockTime,
+  isActive,
+  phaseLabels,
+  pretty,
+  retryablePhases,
+  tokens,
+  toolLabel,
+} from "./format.js";
+import { SecretForm } from "./secret-form.js";
+
+export interface TurnActions {
+  cancel(turn: TurnRecord): void;
+  retry(turn: TurnRecord): void;
+  /** A secret request appeared or was resolved: the open list is worth asking for again. */
+  secretsChanged(): void;
+  /** A secret was submitted through this page. */
+  secretSubmitted(): void;
+  /** The turn a later turn retries or replays (to link to it). */
+  successorOf(turn: TurnRecord): TurnRecord | undefined;
+}
+
+interface ToolCard {
+  element: HTMLElement;
+  status: HTMLElement;
+  result: HTMLElement;
+}
+
+/**
+ * One turn, rendered from its journaled events as they come: events are applied once each, in index
+ * order (an event already applied is ignored, one past a gap is refused), so a replay after a reload or
+ * a reconnect never shows anything twice.
+ */
+export class TurnView {
+  readonly element: HTMLElement;
+  record: TurnRecord;
+  nextIndex = 0;
+  readonly #actions: TurnActions;
+  readonly #phase: HTMLElement;
+  readonly #controls: HTMLElement;
+  readonly #body: HTMLElement;
+  readonly #outcome: HTMLElement;
+  readonly #usage: HTMLElement;
+  readonly #tools = new Map<string, ToolCard>();
+  readonly #secretCards = new Map<string, { element: HTMLElement; slot: HTMLElement; name: string }>();
+  readonly #secretForms = new Map<string, SecretForm>();
+  #streaming: HTMLElement | undefined;
+  /** The index of the event being applied: every element it adds is tagged with it. */
+  #applying = 0;
+
+  constructor(record: TurnRecord, actions: TurnActions) {
+    this.record = record;
+    this.#actions = actions;
+    this.#phase = h("span", { class: "chip" });
+    this.#controls = h("span", { class: "turn-controls" });
+    this.#body = h("div", { class: "turn-body" });
+    this.#outcome = h("div", { class: "turn-outcome" });
+    this.#usage = h("div", { class: "usage" });
+    this.element = h(
+      "article",
+      {
+        class: "turn",
+        id: `turn-${record.id}`,
+        "data-turn-id": record.id,
+        "aria-label": `Turn ${record.seq}`,
+      },
+      h(
+        "header",
+        { class: "turn-head" },
+        h("span", { class: "turn-seq" }, `#${record.seq}`),
+        this.#phase,
+        h("time", { datetime: record.createdAt, class: "muted" }, clockTime(record.createdAt)),
+        lineage(record),
+        this.#controls,
+      ),
+      h("div", { class: "prompt" }, record.input.prompt),
+      this.#body,
+      this.#outcome,
+      this.#usage,
+    );
+    this.update(record);
+  }
+
+  update(record: TurnRecord): void {
+    this.record = record;
+    const { phase } = record;
+    this.element.dataset.phase = phase;
+    this.element.setAttribute("aria-busy", String(isActive(phase)));
+    this.#phase.className = `chip phase-${phase}`;
+    this.#phase.textContent = phaseLabels[phase];
+    const successor = this.#actions.successorOf(record);
+    const buttons: HTMLElement[] = [];
+    if (isActive(phase) || phase === "queued") {
+      buttons.push(
+        h(
+          "button",
+          { type: "button", class: "button button-quiet", onclick: () => this.#actions.cancel(this.record) },
+          "Cancel",
+        ),
+      );
+    }
+    if (retryablePhases.includes(phase) && !successor) {
+      buttons.push(
+        h(
+          "button",
+          { type: "button", class: "button", onclick: () => this.#actions.retry(this.record) },
+          "Retry",
+        ),
+      );
+    }
+    replaceChildren(this.#controls, buttons);
+    this.#renderOutcome(successor);
+  }
+
+  /** Applies `envelope` if it is the next one; false when it was already applied. */
+  append(envelope: TurnEventEnvelope): boolean {
+    if (envelope.index < this.nextIndex) return false;
+    if (envelope.index > this.nextIndex) {
+      throw new GapError(`turn ${this.record.id}: event ${envelope.index} arrived before ${this.nextIndex}`);
+    }
+    this.nextIndex = envelope.index + 1;
+    this.element.dataset.nextIndex = String(this.nextIndex);
+    this.#applying = envelope.index;
+    this.#apply(envelope);
+    return true;
+  }
+
+  /** The open requests (pending or orphaned) of the whole daemon. */
+  setOpenSecrets(open: ReadonlyMap<string, SecretRequest>): void {
+    for (const [requestId, card] of this.#secretCards) {
+      const request = open.get(requestId);
+      const form = this.#secretForms.get(requestId);
+      if (request && !form) {
+        const created = new SecretForm(request, () => this.#actions.secretSubmitted());
+        this.#secretForms.set(requestId, created);
+        replaceChildren(card.slot, created.element);
+      } else if (request && form) {
+        form.update(request);
+      } else if (!request && form && !form.submitted) {
+        this.#secretForms.delete(requestId);
+        replaceChildren(card.slot, h("p", { class: "muted" }, "No longer open."));
+      }
+    }
+  }
+
+  #apply({ event }: TurnEventEnvelope): void {
+    switch (event.type) {
+      case "assistant.delta": {
+        this.#streaming ??= this.#add(h("div", { class: "assistant-text streaming" }));
+        this.#streaming.textContent += event.text;
+        return;
+      }
+      case "assistant.text": {
+        if (this.#streaming) {
+          this.#streaming.textContent = event.text;
+          this.#streaming.classList.remove("streaming");
+          this.#streaming = undefined;
+        } else this.#add(h("div", { class: "assistant-text" }, event.text));
+        return;
+      }
+      case "reasoning":
+        this.#add(
+          h(
+            "details",
+            { class: "thinking" },
+            h("summary", {}, "Thinking"),
+            h("div", { class: "thinking-text" }, event.text),
+          ),
+        );
+        return;
+      case "tool.started": {
+        const status = h("span", { class: "chip chip-running" }, "running");
+        const result = h("div", { class: "tool-result" });
+        const element = this.#add(
+          h(
+            "details",
+            { class: "tool", "data-tool-id": event.toolId },
+            h(
+              "summary",
+              {},
+              h("span", { class: "tool-name" }, toolLabel(event.name)),
+              h("code", { class: "tool-preview" }, argumentPreview(event.input)),
+              status,
+            ),
+            h("div", { class: "tool-section-label" }, "Arguments"),
+            h("pre", { class: "tool-input" }, pretty(event.input)),
+            result,
+          ),
+        );
+        this.#tools.set(event.toolId, { element, status, result });
+        return;
+      }
+      case "tool.completed": {
+        const card = this.#tools.get(event.toolId);
+        if (!card) return;
+        card.status.className = `chip ${event.isError ? "chip-error" : "chip-ok"}`;
+        card.status.textContent = event.isError ? "error" : "done";
+        replaceChildren(
+          card.result,
+          h("div", { class: "tool-section-label" }, event.isError ? "Error" : "Result"),
+          h("pre", { class: `tool-output${event.isError ? " is-error" : ""}` }, pretty(event.output ?? "")),
+        );
+        return;
+      }
+      case "secret.requested": {
+        const slot = h("div", { class: "secret-slot" });
+        const element = this.#add(
+          h(
+            "section",
+            {
+              class: "secret-card",
+              "data-secret-request": event.requestId,
+              "aria-label": `Secret ${event.name}`,
+            },
+            h(
+              "div",
+              { class: "secret-title" },
+
+              "Secret requested: ",
+              h("code", {}, event.name),
+            ),
+            event.prompt ? h("p", { class: "secret-prompt" }, event.prompt) : null,
+            slot,
+          ),
+        );
+        this.#secretCards.set(event.requestId, { element, slot, name: event.name });
+        this.#actions.secretsChanged();
+        return;
+      }
+      case "secret.resolved": {
+        const card = this.#secretCards.get(event.requestId);
+        const form = this.#secretForms.get(event.requestId);
+        if (card && event.status !== "orphaned" && !form?.submitted) {
+          this.#secretForms.delete(event.requestId);
+          replaceChildren(card.slot, h("p", { class: "muted" }, secretOutcome[event.status]));
+        }
+        if (card && event.status === "submitted") {
+          this.#secretForms.delete(event.requestId);
+          replaceChildren(
+            card.slot,
+            h("p", { class: "ok" }, "✓ Provided. The value was handed to the turn, not stored."),
+          );
+        }
+        this.#actions.secretsChanged();
+        return;
+      }
+      case "usage": {
+        const parts = [`${tokens(event.input)} in`, `${tokens(event.output)} out`];
+        if (event.cacheRead) parts.push(`${tokens(event.cacheRead)} cached`);
+        if (event.costUsd !== undefined) parts.push(`$${event.costUsd.toFixed(4)}`);
+        this.#usage.textContent = parts.join(" · ");
+        return;
+      }
+      case "warning":
+        this.#add(h("div", { class: "note note-warn" }, h("strong", {}, "Warning: "), event.message));
+        return;
+      case "error":
+        this.#add(h("div", { class: "note note-error" }, h("strong", {}, "Error: "), event.message));
+        return;
+      case "terminal":
+        if (this.#streaming) this.#streaming.classList.remove("streaming");
+        this.#streaming = undefined;
+        return;
+      default:
+        return;
+    }
+  }
+
+  #add<T extends HTMLElement>(element: T): T {
+    element.dataset.eventIndex = String(this.#applying);
+    this.#body.append(element);
+    return element;
+  }
+
+  #renderOutcome(successor: TurnRecord | undefined): void {
+    const { phase, error } = this.record;
+    const link = successor
+      ? jumpLink(successor.id, `${successor.replayOf ? "Replayed" : "Retried"} as #${successor.seq}.`)
+      : null;
+    if (phase === "interrupted") {
+      replaceChildren(
+        this.#outcome,
+        h(
+          "div",
+          { class: "note note-warn" },
+          h("strong", {}, "Interrupted. "),
+          "The daemon stopped while this turn ran; what it did is shown above. ",
+          link ?? "Retry runs the prompt again in the same conversation.",
+        ),
+      );
+    } else if (phase === "failed") {
+      replaceChildren(
+        this.#outcome,
+        h(
+          "div",
+          { class: "note note-error" },
+          h("strong", {}, "Failed. "),
+          error ? error.message : "",
+          " ",
+          link,
+        ),
+      );
+    } else if (phase === "cancelled") {
+      replaceChildren(this.#outcome, h("div", { class: "note" }, "Cancelled. ", link));
+    } else if (phase === "queued") {
+      replaceChildren(this.#outcome, h("div", { class: "note" }, "Queued: runs when the current turn ends."));
+    } else replaceChildren(this.#outcome);
+  }
+}
+
+const secretOutcome = {
+  submitted: "✓ Provided.",
+  cancelled: "The request was withdrawn.",
+  expired: "The request expired.",
+  orphaned: "Its turn was interrupted; answering starts a retry.",
+} as const;
+
+function lineage(record: TurnRecord): HTMLElement | null {
+  const of = record.retryOf ?? record.replayOf;
+  if (!of) return null;
+  return jumpLink(
+    of,
+    record.retryOf ? "retry" : `automatic replay (attempt ${record.attempt})`,
+    "muted lineage",
+  );
+}
+
+// The location hash is the page's route, so links between turns scroll instead of navigating.
+function jumpLink(turnId: string, text: string, className = "link"): HTMLElement {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: `link-button ${className}`,
+      onclick: () =>
+        document.getElementById(`turn-${turnId}`)?.scrollIntoView({ behavior: "smooth", block: "start" }),
+    },
+    text,
+  );
+}
