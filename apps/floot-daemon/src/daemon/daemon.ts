@@ -235,6 +235,8 @@ function adapterFor(
     return createClaudeAdapter({
       ...common,
       command: env.FLOOT_CLAUDE_COMMAND || "claude",
+      // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
+      includePartialMessages: true,
       ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
       ...(options.permissionMode !== undefined && {
         extraArgs: ["--permission-mode", options.permissionMode],
