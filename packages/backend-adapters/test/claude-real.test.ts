@@ -1,21 +1,25 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
+import { toolTurnScript } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   type ClaudeAdapterOptions,
   claudeTranscriptPath,
   createClaudeAdapter,
-  isSameProcess,
   type TurnSpec,
 } from "../src/index.js";
 import {
+  alwaysOk,
   echoMcp,
-  liveGroupMembers,
+  expectNoProcessLeft,
+  lastHistory,
   observeTurn,
   type RealWorld,
+  stalls,
   startWorld,
   textsOf,
   turnTimeoutMs,
+  twoTurns,
 } from "./real-turns.js";
 
 let world: RealWorld | undefined;
@@ -74,39 +78,19 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
   });
 
   test("a tool turn: Bash and an MCP tool start and complete; both effects are flagged", async () => {
-    world = await startWorld({
-      steps: [
-        {
-          match: { toolResultFor: "toolu_echo" },
-          response: { events: [{ type: "text", text: "tools done" }] },
-        },
-        {
-          match: { toolResultFor: "toolu_bash" },
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "toolu_echo",
-                nameFrom: { equals: "mcp__floot__echo" },
-                input: { text: "hi" },
-              },
-            ],
+    world = await startWorld(
+      toolTurnScript(
+        [
+          {
+            id: "toolu_bash",
+            nameFrom: { equals: "Bash" },
+            input: { command: "printf 'BASH_%s' OK", description: "print a marker" },
           },
-        },
-        {
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "toolu_bash",
-                nameFrom: { equals: "Bash" },
-                input: { command: "printf 'BASH_%s' OK", description: "print a marker" },
-              },
-            ],
-          },
-        },
-      ],
-    });
+          { id: "toolu_echo", nameFrom: { equals: "mcp__floot__echo" }, input: { text: "hi" } },
+        ],
+        "tools done",
+      ),
+    );
     const { events, result } = claudeTurn(
       world,
       { prompt: "use the tools", mcp: echoMcp(world, " via floot") },
@@ -137,15 +121,7 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
   });
 
   test("a second turn resumes the conversation: the double sees the first turn's history", async () => {
-    world = await startWorld({
-      steps: [
-        {
-          match: { lastUserTextIncludes: "SECOND" },
-          response: { events: [{ type: "text", text: "second answer" }] },
-        },
-        { response: { events: [{ type: "text", text: "FIRST ANSWER" }] } },
-      ],
-    });
+    world = await startWorld(twoTurns);
     const sessionId = randomUUID();
     const first = claudeTurn(world, {
       prompt: "FIRST PROMPT",
@@ -164,17 +140,14 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
     expect(outcome).toMatchObject({ outcome: { phase: "completed" }, conversationId: sessionId });
     expect(second.events[0]).toEqual({ type: "backend.started", conversationId: sessionId });
 
-    const secondRequest = world.double.requests.filter((request) => request.api === "anthropic").at(-1);
-    const history = JSON.stringify((secondRequest?.body as { messages?: unknown } | undefined)?.messages);
+    const history = lastHistory(world, "anthropic");
     expect(history).toContain("FIRST PROMPT");
     expect(history).toContain("FIRST ANSWER");
     expect(history).toContain("SECOND PROMPT");
   });
 
   test("resuming a conversation whose transcript was deleted is backend_conversation_missing", async () => {
-    world = await startWorld({
-      steps: [{ repeat: true, response: { events: [{ type: "text", text: "ok" }] } }],
-    });
+    world = await startWorld(alwaysOk);
     const sessionId = randomUUID();
     const first = claudeTurn(world, { prompt: "first", conversation: { id: sessionId, established: false } });
     expect((await first.result).outcome).toEqual({ phase: "completed" });
@@ -216,9 +189,7 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
   });
 
   test("an MCP mount that cannot start fails the turn as bridge_unavailable before any effect", async () => {
-    world = await startWorld({
-      steps: [{ repeat: true, response: { events: [{ type: "text", text: "ok" }] } }],
-    });
+    world = await startWorld(alwaysOk);
     const mcp = echoMcp(world, "");
     const { result } = claudeTurn(world, {
       prompt: "hello",
@@ -234,15 +205,13 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
   });
 
   test("stop() while the model stalls is cancelled and leaves no process", async () => {
-    world = await startWorld({ steps: [{ response: { events: [{ type: "stall" }] } }] });
+    world = await startWorld(stalls);
     const { running, result } = claudeTurn(world, { prompt: "take your time" });
     await world.double.waitForRequest((request) => request.api === "anthropic", { timeoutMs: turnTimeoutMs });
 
     await running.stop(1_000);
     const outcome = await result;
     expect(outcome.outcome).toEqual({ phase: "cancelled" });
-    expect(isSameProcess(running.identity)).toBe(false);
-    expect(liveGroupMembers(running.identity.pid)).toEqual([]);
-    expect(world.environment.processes.livePids()).toEqual([]);
+    expectNoProcessLeft(world, running);
   });
 });

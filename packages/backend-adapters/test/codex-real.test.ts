@@ -1,15 +1,20 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { toolTurnScript } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, test } from "vitest";
-import { type CodexAdapterOptions, createCodexAdapter, isSameProcess, type TurnSpec } from "../src/index.js";
+import { type CodexAdapterOptions, createCodexAdapter, type TurnSpec } from "../src/index.js";
 import {
+  alwaysOk,
   echoMcp,
-  liveGroupMembers,
+  expectNoProcessLeft,
+  lastHistory,
   observeTurn,
   type RealWorld,
+  stalls,
   startWorld,
   textsOf,
   turnTimeoutMs,
+  twoTurns,
 } from "./real-turns.js";
 
 const model = "gpt-5.1-codex";
@@ -70,39 +75,13 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
 
   test("a tool turn: exec_command and an MCP tool start and complete; both effects are flagged", async () => {
     world = await startWorld(
-      {
-        steps: [
-          {
-            match: { toolResultFor: "call_echo" },
-            response: { events: [{ type: "text", text: "tools done" }] },
-          },
-          {
-            match: { toolResultFor: "call_exec" },
-            response: {
-              events: [
-                {
-                  type: "tool_use",
-                  id: "call_echo",
-                  nameFrom: { endsWith: "__echo" },
-                  input: { text: "hi" },
-                },
-              ],
-            },
-          },
-          {
-            response: {
-              events: [
-                {
-                  type: "tool_use",
-                  id: "call_exec",
-                  nameFrom: { equals: "exec_command" },
-                  input: { cmd: "printf 'EXEC_%s' OK" },
-                },
-              ],
-            },
-          },
+      toolTurnScript(
+        [
+          { id: "call_exec", nameFrom: { equals: "exec_command" }, input: { cmd: "printf 'EXEC_%s' OK" } },
+          { id: "call_echo", nameFrom: { endsWith: "__echo" }, input: { text: "hi" } },
         ],
-      },
+        "tools done",
+      ),
       model,
     );
     const { events, result } = codexTurn(world, {
@@ -134,18 +113,7 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
   });
 
   test("a second turn resumes the thread: the double sees the first turn's history", async () => {
-    world = await startWorld(
-      {
-        steps: [
-          {
-            match: { lastUserTextIncludes: "SECOND" },
-            response: { events: [{ type: "text", text: "second answer" }] },
-          },
-          { response: { events: [{ type: "text", text: "FIRST ANSWER" }] } },
-        ],
-      },
-      model,
-    );
+    world = await startWorld(twoTurns, model);
     const first = codexTurn(world, { prompt: "FIRST PROMPT" });
     const threadId = (await first.result).conversationId ?? "";
     expect(threadId).not.toBe("");
@@ -159,18 +127,14 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
     expect(outcome).toMatchObject({ outcome: { phase: "completed" }, conversationId: threadId });
     expect(second.events[0]).toEqual({ type: "backend.started", conversationId: threadId });
 
-    const secondRequest = world.double.requests.filter((request) => request.api === "openai").at(-1);
-    const history = JSON.stringify((secondRequest?.body as { input?: unknown } | undefined)?.input);
+    const history = lastHistory(world, "openai");
     expect(history).toContain("FIRST PROMPT");
     expect(history).toContain("FIRST ANSWER");
     expect(history).toContain("SECOND PROMPT");
   });
 
   test("resuming a thread whose rollout was deleted is backend_conversation_missing", async () => {
-    world = await startWorld(
-      { steps: [{ repeat: true, response: { events: [{ type: "text", text: "ok" }] } }] },
-      model,
-    );
+    world = await startWorld(alwaysOk, model);
     const first = codexTurn(world, { prompt: "first" });
     const threadId = (await first.result).conversationId ?? "";
     for (const rollout of rolloutsOf(world, threadId)) rmSync(rollout);
@@ -204,7 +168,7 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
   });
 
   test("stop() while the model stalls is cancelled and leaves no process", async () => {
-    world = await startWorld({ steps: [{ response: { events: [{ type: "stall" }] } }] }, model);
+    world = await startWorld(stalls, model);
     const { running, result, events } = codexTurn(world, { prompt: "take your time" });
     await world.double.waitForRequest((request) => request.api === "openai", { timeoutMs: turnTimeoutMs });
 
@@ -213,8 +177,6 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
     expect(outcome.outcome).toEqual({ phase: "cancelled" });
     // The thread id was already known: a retry can resume it.
     expect(events[0]?.type).toBe("backend.started");
-    expect(isSameProcess(running.identity)).toBe(false);
-    expect(liveGroupMembers(running.identity.pid)).toEqual([]);
-    expect(world.environment.processes.livePids()).toEqual([]);
+    expectNoProcessLeft(world, running);
   });
 });

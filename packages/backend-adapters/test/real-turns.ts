@@ -1,10 +1,16 @@
 import { copyFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ModelDouble, type ScriptInput, startModelDouble } from "@bridgeworks/model-double";
+import {
+  type ApiName,
+  type ModelDouble,
+  type ScriptInput,
+  startModelDouble,
+} from "@bridgeworks/model-double";
 import type { BackendEvent } from "@bridgeworks/protocol";
-import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
+import { createIsolatedEnvironment, type IsolatedEnvironment, withTimeout } from "@bridgeworks/test-harness";
+import { expect } from "vitest";
 import type { McpSpec, PreparedTurn, RunningTurn, TurnResult } from "../src/index.js";
-import { runTurn } from "../src/index.js";
+import { isSameProcess, runTurn } from "../src/index.js";
 
 /** Generous: a real turn takes ~0.5 s here, but a loaded machine must not make a test flaky. */
 export const turnTimeoutMs = 30_000;
@@ -28,6 +34,32 @@ export async function startWorld(script: ScriptInput, model?: string): Promise<R
   };
 }
 
+/** Every request is answered "ok". */
+export const alwaysOk: ScriptInput = {
+  steps: [{ repeat: true, response: { events: [{ type: "text", text: "ok" }] } }],
+};
+
+/** The first turn is answered "FIRST ANSWER", a later one whose prompt says SECOND "second answer". */
+export const twoTurns: ScriptInput = {
+  steps: [
+    {
+      match: { lastUserTextIncludes: "SECOND" },
+      response: { events: [{ type: "text", text: "second answer" }] },
+    },
+    { response: { events: [{ type: "text", text: "FIRST ANSWER" }] } },
+  ],
+};
+
+/** The model never answers, so a turn runs until it is stopped. */
+export const stalls: ScriptInput = { steps: [{ response: { events: [{ type: "stall" }] } }] };
+
+/** The conversation the latest request on `api` carried (`messages` or `input`), as JSON text. */
+export function lastHistory(world: RealWorld, api: ApiName): string {
+  const request = world.double.requests.filter((entry) => entry.api === api).at(-1);
+  const body = request?.body as { messages?: unknown; input?: unknown } | undefined;
+  return JSON.stringify(api === "anthropic" ? body?.messages : body?.input);
+}
+
 export interface ObservedTurn {
   running: RunningTurn;
   events: BackendEvent[];
@@ -47,7 +79,11 @@ export function observeTurn(world: RealWorld, prepared: PreparedTurn): ObservedT
   return {
     running,
     events,
-    result: withTimeout(running.result, turnTimeoutMs, () => JSON.stringify(events)),
+    result: withTimeout(
+      running.result,
+      turnTimeoutMs,
+      () => `turn not done; events: ${JSON.stringify(events)}`,
+    ),
   };
 }
 
@@ -90,21 +126,9 @@ export function textsOf(events: readonly BackendEvent[], type: "assistant.text" 
   return events.flatMap((event) => (event.type === type ? [event.text] : []));
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, describeState: () => string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`turn not done after ${ms} ms; events: ${describeState()}`)),
-      ms,
-    );
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
+/** After a stop: the CLI, its process group and every process the environment spawned are gone. */
+export function expectNoProcessLeft(world: RealWorld, running: RunningTurn): void {
+  expect(isSameProcess(running.identity)).toBe(false);
+  expect(liveGroupMembers(running.identity.pid)).toEqual([]);
+  expect(world.environment.processes.livePids()).toEqual([]);
 }

@@ -9,6 +9,7 @@ import { isPostgresLocation } from "./location.js";
 import { clientConfig, parsePostgresLocation, translatePostgresError } from "./postgres/connection.js";
 import { openPostgresBoard } from "./postgres/postgres-board.js";
 import { migratePostgres } from "./postgres/schema.js";
+import { requireObject } from "./rules.js";
 import { schemaVersion as sqliteSchemaVersion } from "./sqlite/schema.js";
 import { openSqliteBoard, translateSqliteErrors } from "./sqlite/sqlite-board.js";
 
@@ -36,7 +37,7 @@ export function boardStoreOf(location: string): BoardStore {
  * machine shares, or the PostgreSQL database a team's machines share. The caller never needs to know which.
  */
 export async function openBoard(location: string, options: OpenBoardOptions = {}): Promise<Board> {
-  if (typeof options !== "object" || options === null) throw argumentError("options", "must be an object");
+  requireObject(options, "options");
   return boardStoreOf(location) === "postgres"
     ? openPostgresBoard({ ...options, url: location })
     : openSqliteBoard({ ...options, path: location });

@@ -39,6 +39,28 @@ export function spawnSleeper(): ChildProcess {
   return spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)"], { stdio: "ignore" });
 }
 
+/**
+ * A process listening on the unix socket `socketPath`, started with `track` (so it is killed after the
+ * test); resolves once it listens. Killing it with SIGKILL leaves the socket file behind.
+ */
+export async function socketHolder(
+  socketPath: string,
+  track: (child: ChildProcess) => ChildProcess,
+): Promise<ChildProcess> {
+  const holder = track(
+    spawn(
+      process.execPath,
+      [
+        "-e",
+        `require("node:net").createServer().listen(${JSON.stringify(socketPath)}, () => console.log("up"))`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    ),
+  );
+  await new Promise<void>((resolve) => holder.stdout?.once("data", () => resolve()));
+  return holder;
+}
+
 export function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once("exit", () => resolve()));

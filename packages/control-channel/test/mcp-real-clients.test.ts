@@ -3,8 +3,21 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type ModelDouble, type RecordedRequest, startModelDouble } from "@bridgeworks/model-double";
-import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
+import {
+  type ModelDouble,
+  type ScriptInput,
+  startModelDouble,
+  toolResult,
+  toolTurnScript,
+} from "@bridgeworks/model-double";
+import {
+  createIsolatedEnvironment,
+  type IsolatedEnvironment,
+  type IsolatedEnvironmentOptions,
+  parseJsonLines,
+  waitUntil,
+  withTimeout,
+} from "@bridgeworks/test-harness";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
@@ -22,7 +35,7 @@ import {
   writeMcpConfigFile,
 } from "../src/index.js";
 import { exited, useChildren, useTempDirs } from "./helpers.js";
-import { type EchoBridge, useMcpServers, within } from "./mcp-helpers.js";
+import { type EchoBridge, useMcpServers } from "./mcp-helpers.js";
 
 const repoRoot = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 const tempDir = useTempDirs();
@@ -49,15 +62,6 @@ afterEach(async () => {
   }
   livePids.clear();
 });
-
-async function waitUntil(predicate: () => boolean, ms: number, what: string): Promise<number> {
-  const started = Date.now();
-  while (!predicate()) {
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return Date.now() - started;
-}
 
 async function bridgeAt(generation: number): Promise<EchoBridge> {
   return startServer({ dir: bridgeGenerationDir(join(await tempDir(), "bridges"), generation), generation });
@@ -91,11 +95,13 @@ describe("node dist/shim.js with a real MCP SDK client", { timeout: 30_000 }, ()
       () => "resolved",
       (error: unknown) => `rejected: ${(error as Error).message}`,
     );
-    await within(probe.slowStarted.promise, 5_000, "slow call reached the server");
+    await withTimeout(probe.slowStarted.promise, 5_000, () => "slow call reached the server");
     const closedAt = Date.now();
     await server.close();
 
-    expect(await within(slow, 5_000, "in-flight call settled")).toMatch(/^rejected: .*Connection closed/);
+    expect(await withTimeout(slow, 5_000, () => "in-flight call settled")).toMatch(
+      /^rejected: .*Connection closed/,
+    );
     const settledAfterMs = Date.now() - closedAt;
     await waitUntil(() => !isPidAlive(shimPid!), 5_000, "shim process exited");
     expect(settledAfterMs).toBeLessThan(5_000);
@@ -112,7 +118,7 @@ describe("node dist/shim.js with a real MCP SDK client", { timeout: 30_000 }, ()
     shim.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString("utf8");
     });
-    await within(exited(shim), 2_000, "stale shim exit");
+    await withTimeout(exited(shim), 2_000, () => "stale shim exit");
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(shim.exitCode).toBe(ShimExitCode.bridgeUnavailable);
     expect(stdout).toBe("");
@@ -146,7 +152,11 @@ describe("node dist/shim.js with a real MCP SDK client", { timeout: 30_000 }, ()
 
 const claudeTurnTimeoutMs = 90_000;
 
-describe("real claude -p mounting the bridge through the shim", { timeout: 120_000 }, () => {
+/** Starts a model double and an isolated environment on it; both are disposed after each test. */
+function useDoubledEnvironments(): (
+  script: ScriptInput,
+  options?: Omit<IsolatedEnvironmentOptions, "modelUrl">,
+) => Promise<{ double: ModelDouble; environment: IsolatedEnvironment }> {
   let double: ModelDouble | undefined;
   let environment: IsolatedEnvironment | undefined;
   afterEach(async () => {
@@ -155,6 +165,15 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
     environment = undefined;
     double = undefined;
   });
+  return async (script, options = {}) => {
+    double = await startModelDouble(script);
+    environment = createIsolatedEnvironment({ modelUrl: double.url, ...options });
+    return { double, environment };
+  };
+}
+
+describe("real claude -p mounting the bridge through the shim", { timeout: 120_000 }, () => {
+  const startDoubled = useDoubledEnvironments();
 
   function runClaude(env: IsolatedEnvironment, mcpConfig: string, allowedTools: string[]) {
     return env.spawn(
@@ -178,31 +197,14 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
   test("calls the echo tool and sends its result back to the model", async () => {
     const { server, tokens, probe } = await bridgeAt(3);
     const token = tokens.issue({ turnId: "turn-claude" });
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "toolu_floot_echo",
-                nameFrom: { endsWith: "__echo" },
-                input: { text: "ECHO_MARKER" },
-              },
-            ],
-          },
-        },
-        {
-          match: { toolResultFor: "toolu_floot_echo" },
-          response: { events: [{ type: "text", text: "echoed" }] },
-        },
-      ],
-    });
-    environment = createIsolatedEnvironment({
-      modelUrl: double.url,
+    const { double, environment } = await startDoubled(
+      toolTurnScript(
+        [{ id: "toolu_floot_echo", nameFrom: { endsWith: "__echo" }, input: { text: "ECHO_MARKER" } }],
+        "echoed",
+      ),
       // Claude Code hands its environment to stdio servers: the mount must hold up against this.
-      env: { NODE_OPTIONS: "--require /nonexistent/hook.cjs" },
-    });
+      { env: { NODE_OPTIONS: "--require /nonexistent/hook.cjs" } },
+    );
     const config = claudeMcpConfig({ floot: mintTurnMount({ socketPath: server.socketPath, token }) });
     const claude = runClaude(environment, JSON.stringify(config), ["mcp__floot__echo"]);
     // Fail fast when the mount did not connect (the double cannot resolve the tool, claude would retry).
@@ -211,12 +213,18 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
       (line) => line.type === "system" && line.subtype === "init",
     );
     expect(init?.mcp_servers).toEqual([expect.objectContaining({ name: "floot", status: "connected" })]);
-    const exit = await within(claude.exited, claudeTurnTimeoutMs, `claude turn\n${claude.stderr()}`);
+    const exit = await withTimeout(
+      claude.exited,
+      claudeTurnTimeoutMs,
+      () => `claude turn\n${claude.stderr()}`,
+    );
 
     expect(exit.code, claude.stderr()).toBe(0);
     const lines = parseJsonLines(claude.stdout());
-    const followUp = double.requests.find((request) => toolResult(request, "toolu_floot_echo") !== undefined);
-    expect(toolResult(followUp, "toolu_floot_echo")).toEqual({
+    const followUp = double.requests.find(
+      (request) => toolResult("anthropic", request.body, "toolu_floot_echo") !== undefined,
+    );
+    expect(toolResult("anthropic", followUp?.body, "toolu_floot_echo")).toEqual({
       text: "echo(turn-claude): ECHO_MARKER",
       isError: false,
     });
@@ -240,20 +248,9 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
     await before.server.close();
     await startServer({ dir: bridgeGenerationDir(bridgesDir, 2), generation: 2 });
     expect(await removeStaleGenerations(bridgesDir, 2)).toEqual([1]);
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [{ type: "tool_use", id: "toolu_stale", name: "mcp__floot__echo", input: { text: "x" } }],
-          },
-        },
-        {
-          match: { toolResultFor: "toolu_stale" },
-          response: { events: [{ type: "text", text: "no bridge" }] },
-        },
-      ],
-    });
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
+    const { double, environment } = await startDoubled(
+      toolTurnScript([{ id: "toolu_stale", name: "mcp__floot__echo", input: { text: "x" } }], "no bridge"),
+    );
     // The config as a 0600 file (the production form: no token in claude's argv).
     const configPath = join(environment.root, "turn.mcp.json");
     await writeMcpConfigFile(
@@ -262,14 +259,20 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
     );
     const started = Date.now();
     const claude = runClaude(environment, configPath, ["mcp__floot__echo"]);
-    const exit = await within(claude.exited, 30_000, `claude with a stale mount\n${claude.stderr()}`);
+    const exit = await withTimeout(
+      claude.exited,
+      30_000,
+      () => `claude with a stale mount\n${claude.stderr()}`,
+    );
     const elapsedMs = Date.now() - started;
 
     const lines = parseJsonLines(claude.stdout());
     const init = lines.find((line) => line.type === "system" && line.subtype === "init");
     expect(init?.mcp_servers).toEqual([expect.objectContaining({ name: "floot", status: "failed" })]);
-    const followUp = double.requests.find((request) => toolResult(request, "toolu_stale") !== undefined);
-    expect(toolResult(followUp, "toolu_stale")).toEqual({
+    const followUp = double.requests.find(
+      (request) => toolResult("anthropic", request.body, "toolu_stale") !== undefined,
+    );
+    expect(toolResult("anthropic", followUp?.body, "toolu_stale")).toEqual({
       text: expect.stringContaining("No such tool available"),
       isError: true,
     });
@@ -281,36 +284,33 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
   test("the bridge closing during a tools/call: claude gets a tool error within 5 s and finishes the turn", async () => {
     const { server, tokens, probe } = await bridgeAt(4);
     const token = tokens.issue({ turnId: "turn-dies" });
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [{ type: "tool_use", id: "toolu_slow", nameFrom: { endsWith: "__slow" }, input: {} }],
-          },
-        },
-        {
-          match: { toolResultFor: "toolu_slow" },
-          response: { events: [{ type: "text", text: "bridge went away" }] },
-        },
-      ],
-    });
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
+    const { double, environment } = await startDoubled(
+      toolTurnScript([{ id: "toolu_slow", nameFrom: { endsWith: "__slow" }, input: {} }], "bridge went away"),
+    );
     const config = claudeMcpConfig({ floot: mintTurnMount({ socketPath: server.socketPath, token }) });
     const claude = runClaude(environment, JSON.stringify(config), ["mcp__floot__slow"]);
 
-    await within(probe.slowStarted.promise, claudeTurnTimeoutMs, `slow call started\n${claude.stderr()}`);
+    await withTimeout(
+      probe.slowStarted.promise,
+      claudeTurnTimeoutMs,
+      () => `slow call started\n${claude.stderr()}`,
+    );
     const closedAt = Date.now();
     await server.close();
     const followUp = await double.waitForRequest(
-      (request) => toolResult(request, "toolu_slow") !== undefined,
+      (request) => toolResult("anthropic", request.body, "toolu_slow") !== undefined,
       {
         timeoutMs: 5_000,
       },
     );
     const toolErrorAfterMs = followUp.receivedAt - closedAt;
-    const exit = await within(claude.exited, 30_000, `claude after bridge death\n${claude.stderr()}`);
+    const exit = await withTimeout(
+      claude.exited,
+      30_000,
+      () => `claude after bridge death\n${claude.stderr()}`,
+    );
 
-    expect(toolResult(followUp, "toolu_slow")).toEqual({
+    expect(toolResult("anthropic", followUp?.body, "toolu_slow")).toEqual({
       text: expect.stringContaining("Connection closed"),
       isError: true,
     });
@@ -325,68 +325,19 @@ describe("real claude -p mounting the bridge through the shim", { timeout: 120_0
   });
 });
 
-function parseJsonLines(text: string): Array<Record<string, unknown>> {
-  return text
-    .split("\n")
-    .filter((line) => line.trim().startsWith("{"))
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-/** The tool_result for `toolUseId` in a recorded Messages request, as text. */
-function toolResult(
-  request: RecordedRequest | undefined,
-  toolUseId: string,
-): { text: string; isError: boolean } | undefined {
-  const messages = (request?.body as { messages?: Array<{ content: unknown }> } | undefined)?.messages ?? [];
-  for (const message of messages) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content as Array<Record<string, unknown>>) {
-      if (block.type !== "tool_result" || block.tool_use_id !== toolUseId) continue;
-      const content = block.content;
-      const text =
-        typeof content === "string"
-          ? content
-          : (content as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
-      return { text, isError: block.is_error === true };
-    }
-  }
-  return undefined;
-}
-
 describe("real codex exec mounting the bridge through the shim", { timeout: 120_000 }, () => {
-  let double: ModelDouble | undefined;
-  let environment: IsolatedEnvironment | undefined;
-  afterEach(async () => {
-    await environment?.dispose();
-    await double?.close();
-    environment = undefined;
-    double = undefined;
-  });
+  const startDoubled = useDoubledEnvironments();
 
   test("calls the echo tool with the token in codex's environment, not its argv", async () => {
     const { server, tokens, probe } = await bridgeAt(5);
     const token = tokens.issue({ turnId: "turn-codex" });
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "call_floot_echo",
-                nameFrom: { endsWith: "echo" },
-                input: { text: "CX" },
-              },
-            ],
-          },
-        },
-        {
-          match: { toolResultFor: "call_floot_echo" },
-          response: { events: [{ type: "text", text: "codex echoed" }] },
-        },
-      ],
-    });
-    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
+    const { environment } = await startDoubled(
+      toolTurnScript(
+        [{ id: "call_floot_echo", nameFrom: { endsWith: "echo" }, input: { text: "CX" } }],
+        "codex echoed",
+      ),
+      { model: "gpt-5.1-codex" },
+    );
     const overrides = codexMcpOverrides("floot", mintTurnMount({ socketPath: server.socketPath, token }));
     const args = [
       "exec",
@@ -399,7 +350,7 @@ describe("real codex exec mounting the bridge through the shim", { timeout: 120_
     ];
     expect(args.join(" ")).not.toContain(token);
     const codex = environment.spawn("codex", args, { env: overrides.env });
-    const exit = await within(codex.exited, claudeTurnTimeoutMs, `codex turn\n${codex.stderr()}`);
+    const exit = await withTimeout(codex.exited, claudeTurnTimeoutMs, () => `codex turn\n${codex.stderr()}`);
 
     expect(exit.code, codex.stderr()).toBe(0);
     const completed = parseJsonLines(codex.stdout()).find(

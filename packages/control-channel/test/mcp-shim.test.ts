@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
+import { waitUntil, withTimeout } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   mcpSocketName,
@@ -14,8 +14,8 @@ import {
   startBridgeGeneration,
   TurnTokenRegistry,
 } from "../src/index.js";
-import { deferred, exited, useChildren, useTempDirs } from "./helpers.js";
-import { echoProbe, echoServerFactory, type TurnContext, within } from "./mcp-helpers.js";
+import { deferred, exited, socketHolder, useChildren, useTempDirs } from "./helpers.js";
+import { echoProbe, echoServerFactory, type TurnContext } from "./mcp-helpers.js";
 
 const tempDir = useTempDirs();
 const track = useChildren();
@@ -80,19 +80,11 @@ async function rawServer(
   return { connections: connection.promise, received: () => received };
 }
 
-async function waitFor(predicate: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("runShim", () => {
   test("a missing socket: exits non-zero at once, nothing on stdout, no token on stderr", async () => {
     const token = mintToken(randomBytes);
     const shim = startShim(join(await tempDir(), "g1", mcpSocketName), token);
-    expect(await within(shim.done, 2_000, "shim exit")).toBe(ShimExitCode.bridgeUnavailable);
+    expect(await withTimeout(shim.done, 2_000, () => "shim exit")).toBe(ShimExitCode.bridgeUnavailable);
     expect(Date.now() - shim.startedAt).toBeLessThan(1_000);
     expect(shim.exitCodes).toEqual([ShimExitCode.bridgeUnavailable]);
     expect(shim.stdoutText()).toBe("");
@@ -102,22 +94,12 @@ describe("runShim", () => {
 
   test("a refused socket (file left by a killed server): exits non-zero at once", async () => {
     const socketPath = join(await tempDir(), mcpSocketName);
-    const holder = track(
-      spawn(
-        process.execPath,
-        [
-          "-e",
-          `require("node:net").createServer().listen(${JSON.stringify(socketPath)}, () => console.log("up"))`,
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      ),
-    );
-    await new Promise<void>((resolve) => holder.stdout?.once("data", () => resolve()));
+    const holder = await socketHolder(socketPath, track);
     holder.kill("SIGKILL");
     await exited(holder);
 
     const shim = startShim(socketPath, mintToken(randomBytes));
-    expect(await within(shim.done, 2_000, "shim exit")).toBe(ShimExitCode.bridgeUnavailable);
+    expect(await withTimeout(shim.done, 2_000, () => "shim exit")).toBe(ShimExitCode.bridgeUnavailable);
     expect(shim.stderrText()).toContain("ECONNREFUSED");
     expect(shim.stdoutText()).toBe("");
   });
@@ -135,14 +117,14 @@ describe("runShim", () => {
     const bridge = await rawServer(socketPath);
     const token = mintToken(randomBytes);
     const shim = startShim(socketPath, token);
-    const connection = await within(bridge.connections, 2_000, "shim connected");
+    const connection = await withTimeout(bridge.connections, 2_000, () => "shim connected");
 
     shim.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
-    await waitFor(() => bridge.received().includes("ping"), 2_000, "request relayed");
+    await waitUntil(() => bridge.received().includes("ping"), 2_000, "request relayed");
     expect(bridge.received()).toBe(`{"token":"${token}"}\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n`);
 
     connection.write('{"jsonrpc":"2.0","id":1,"result":{}}\n');
-    await waitFor(() => shim.stdoutText().length > 0, 2_000, "response relayed");
+    await waitUntil(() => shim.stdoutText().length > 0, 2_000, "response relayed");
     expect(shim.stdoutText()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}\n');
     expect(shim.exitCodes).toEqual([]);
   });
@@ -151,13 +133,13 @@ describe("runShim", () => {
     const socketPath = join(await tempDir(), mcpSocketName);
     const bridge = await rawServer(socketPath);
     const shim = startShim(socketPath, mintToken(randomBytes));
-    const connection = await within(bridge.connections, 2_000, "shim connected");
+    const connection = await withTimeout(bridge.connections, 2_000, () => "shim connected");
     shim.stdin.write('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}\n');
-    await waitFor(() => bridge.received().includes("tools/call"), 2_000, "call relayed");
+    await waitUntil(() => bridge.received().includes("tools/call"), 2_000, "call relayed");
 
     const closedAt = Date.now();
     connection.destroy();
-    expect(await within(shim.done, 2_000, "shim exit")).toBe(ShimExitCode.bridgeClosed);
+    expect(await withTimeout(shim.done, 2_000, () => "shim exit")).toBe(ShimExitCode.bridgeClosed);
     expect(Date.now() - closedAt).toBeLessThan(1_000);
     expect(shim.stdoutText()).toBe("");
   });
@@ -166,12 +148,12 @@ describe("runShim", () => {
     const socketPath = join(await tempDir(), mcpSocketName);
     const bridge = await rawServer(socketPath);
     const shim = startShim(socketPath, mintToken(randomBytes));
-    const connection = await within(bridge.connections, 2_000, "shim connected");
+    const connection = await withTimeout(bridge.connections, 2_000, () => "shim connected");
     const bridgeSawEnd = new Promise<void>((resolve) => connection.once("end", () => resolve()));
 
     shim.stdin.end();
-    expect(await within(shim.done, 2_000, "shim exit")).toBe(ShimExitCode.clientClosed);
-    await within(bridgeSawEnd, 2_000, "bridge saw EOF");
+    expect(await withTimeout(shim.done, 2_000, () => "shim exit")).toBe(ShimExitCode.clientClosed);
+    await withTimeout(bridgeSawEnd, 2_000, () => "bridge saw EOF");
   });
 
   test("a shim mounted on an older generation exits non-zero within 2 s after a restart", async () => {
@@ -192,7 +174,9 @@ describe("runShim", () => {
     try {
       expect(await removeStaleGenerations(bridgesDir, 2)).toEqual([]);
       const shim = startShim(oldSocket, oldToken);
-      expect(await within(shim.done, 2_000, "stale shim exit")).not.toBe(ShimExitCode.clientClosed);
+      expect(await withTimeout(shim.done, 2_000, () => "stale shim exit")).not.toBe(
+        ShimExitCode.clientClosed,
+      );
       expect(Date.now() - shim.startedAt).toBeLessThan(2_000);
       expect(shim.stdoutText()).toBe("");
     } finally {

@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { withTimeout } from "@bridgeworks/test-harness";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, test } from "vitest";
@@ -17,7 +17,7 @@ import {
   startMcpSocketServer,
   TurnTokenRegistry,
 } from "../src/index.js";
-import { exited, useChildren, useTempDirs } from "./helpers.js";
+import { exited, socketHolder, useChildren, useTempDirs } from "./helpers.js";
 import {
   connectSocketClient,
   echoProbe,
@@ -26,7 +26,6 @@ import {
   sendAndAwaitClose,
   type TurnContext,
   useMcpServers,
-  within,
 } from "./mcp-helpers.js";
 
 const tempDir = useTempDirs();
@@ -203,17 +202,7 @@ describe("startMcpSocketServer", () => {
     await mkdir(dir, { mode: 0o700 });
     const socketPath = join(dir, mcpSocketName);
     // A server killed with SIGKILL leaves its socket file behind.
-    const holder = track(
-      spawn(
-        process.execPath,
-        [
-          "-e",
-          `require("node:net").createServer().listen(${JSON.stringify(socketPath)}, () => console.log("up"))`,
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      ),
-    );
-    await new Promise<void>((resolve) => holder.stdout?.once("data", () => resolve()));
+    const holder = await socketHolder(socketPath, track);
 
     const live = await startServer({ dir, generation: 1 }).catch((caught: unknown) => caught);
     expect(live).toMatchObject({ code: "socket-in-use" });
@@ -248,13 +237,15 @@ describe("startMcpSocketServer", () => {
       () => "resolved",
       (error: unknown) => `rejected: ${(error as Error).message}`,
     );
-    await within(probe.slowStarted.promise, 5_000, "slow call started");
+    await withTimeout(probe.slowStarted.promise, 5_000, () => "slow call started");
     const closedAt = Date.now();
     await server.close();
 
-    expect(await within(outcome, 2_000, "in-flight call settled")).toMatch(/^rejected: .*Connection closed/);
-    await within(closed, 2_000, "client saw the close");
-    await within(probe.slowAborted.promise, 2_000, "the handler's signal aborted");
+    expect(await withTimeout(outcome, 2_000, () => "in-flight call settled")).toMatch(
+      /^rejected: .*Connection closed/,
+    );
+    await withTimeout(closed, 2_000, () => "client saw the close");
+    await withTimeout(probe.slowAborted.promise, 2_000, () => "the handler's signal aborted");
     expect(Date.now() - closedAt).toBeLessThan(2_000);
     expect(server.connectionCount()).toBe(0);
     await expect(lstat(server.socketPath)).rejects.toMatchObject({ code: "ENOENT" });
@@ -274,7 +265,7 @@ describe("startMcpSocketServer", () => {
     await clientA.listTools();
 
     expect(server.closeConnectionsOf(turnA)).toBe(1);
-    await within(closedA, 2_000, "turn A's client closed");
+    await withTimeout(closedA, 2_000, () => "turn A's client closed");
     expect(textOf(await clientB.callTool({ name: "echo", arguments: { text: "still" } }))).toBe(
       "echo(turn-b): still",
     );

@@ -6,11 +6,9 @@ import { MessageFactory } from "./support/pi-messages.js";
 
 describe("abort", () => {
   test("every waiting handler resolves at once with an aborted error, in any state", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_forwarded"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_forwarded");
     ledger.recordToolUse(call("toolu_undelivered"));
     const handlers = [
       track(ledger.awaitResult("toolu_forwarded")),
@@ -32,38 +30,31 @@ describe("abort", () => {
   });
 
   test("results arriving after an abort are late, and the ledger takes new calls", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, deliverResults, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     ledger.abort();
     expect(await ledger.awaitResult("toolu_A")).toMatchObject({ kind: "error", text: "Operation aborted" });
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    const { delivery } = ledger.beginStream(context);
+    const { delivery } = deliverResults(context, "toolu_A");
     expect(delivery.lateIds).toEqual(["toolu_A"]);
     expect(ledger.recordToolUse(call("toolu_B"))).toBe("stream");
     ledger.endStream("done");
     const handler = ledger.awaitResult("toolu_B");
-    context.push(messages.assistant({ id: "toolu_B" }), messages.result("toolu_B"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_B");
     expect(deliveredText(await handler)).toBe("output of toolu_B");
   });
 
   test("a cancelled MCP request rejects its handler and fails the call; its result is late", async () => {
-    const { ledger, messages, transitions } = createHarness();
+    const { ledger, messages, transitions, deliverResults, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     const controller = new AbortController();
     const handler = ledger.awaitResult("toolu_A", controller.signal);
     controller.abort("remote-cancel");
     await expect(handler).rejects.toBeInstanceOf(HandlerCancelledError);
     await expect(handler).rejects.toMatchObject({ toolCallId: "toolu_A", cause: "remote-cancel" });
     expect(transitions("toolu_A").at(-1)).toMatchObject({ event: "handler_cancelled", to: "failed" });
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    expect(ledger.beginStream(context).delivery.lateIds).toEqual(["toolu_A"]);
+    expect(deliverResults(context, "toolu_A").delivery.lateIds).toEqual(["toolu_A"]);
   });
 
   test("a handler whose signal is already aborted is rejected at once", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { call, createHarness, deliveredText, settle, track } from "./support/harness.js";
+import { createHarness, deliveredText, settle, track } from "./support/harness.js";
 import type { PiMessage } from "./support/pi-messages.js";
 
 function indexOfCall(context: readonly PiMessage[], id: string): number {
@@ -22,11 +22,9 @@ describe("scan cost", () => {
   test.each([100, 1_000, 10_000, 100_000])(
     "with %i messages of history, delivering one result reads only the messages appended since",
     (historyLength) => {
-      const { ledger, messages } = createHarness();
+      const { ledger, messages, streamToolUses } = createHarness();
       const context = messages.history(historyLength);
-      ledger.beginStream(context);
-      ledger.recordToolUse(call("toolu_A"));
-      ledger.endStream("done");
+      streamToolUses(context, "toolu_A");
       context.push(messages.assistant({ id: "toolu_A" }), messages.user("steer"), messages.result("toolu_A"));
       const { delivery } = ledger.beginStream(context);
       expect(delivery.scan).toEqual({
@@ -40,12 +38,9 @@ describe("scan cost", () => {
   );
 
   test("while a call stays unresolved, each scan reads at most the messages since that call", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, streamToolUses } = createHarness();
     const context = messages.history(5_000);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_slow"));
-    ledger.recordToolUse(call("toolu_fast"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_slow", "toolu_fast");
     const slow = track(ledger.awaitResult("toolu_slow"));
     context.push(
       messages.assistant({ id: "toolu_slow" }, { id: "toolu_fast" }),
@@ -72,11 +67,9 @@ describe("scan cost", () => {
   });
 
   test("Pi rebuilds the array for every call: copies of the same messages still scan incrementally", () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, streamToolUses } = createHarness();
     const context = messages.history(1_000);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
     const rebuilt = context.map((message) => structuredClone(message));
     expect(ledger.beginStream(rebuilt).delivery.scan).toMatchObject({
@@ -88,11 +81,9 @@ describe("scan cost", () => {
 
 describe("a context that shrank or was rewritten", () => {
   test("after compaction the whole context is scanned, says so, and still delivers", async () => {
-    const { ledger, messages, records } = createHarness();
+    const { ledger, messages, records, streamToolUses } = createHarness();
     const context = messages.history(2_000);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     const handler = track(ledger.awaitResult("toolu_A"));
     const compacted: PiMessage[] = [
       messages.user("summary of the conversation so far"),
@@ -127,14 +118,11 @@ describe("a context that shrank or was rewritten", () => {
   });
 
   test("a rescan reports results already resolved as duplicates and never delivers them twice", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, deliverResults, streamToolUses } = createHarness();
     const context = messages.history(10);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     const handler = ledger.awaitResult("toolu_A");
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_A");
     await handler;
     const { delivery } = ledger.beginStream(context.slice(5));
     expect(delivery.scan.mode).toBe("full");

@@ -56,11 +56,9 @@ describe("deadlines", () => {
   });
 
   test("a call Pi executes past its backstop fails with an unknown outcome, and its result is late", async () => {
-    const { ledger, messages, clock } = createHarness({ deadlines });
+    const { ledger, messages, clock, deliverResults, streamToolUses } = createHarness({ deadlines });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_C"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_C");
     const handler = track(ledger.awaitResult("toolu_C"));
     clock.advance(299_999);
     await settle();
@@ -72,16 +70,13 @@ describe("deadlines", () => {
       retryable: false,
       text: expect.stringContaining("outcome is unknown"),
     });
-    context.push(messages.assistant({ id: "toolu_C" }), messages.result("toolu_C"));
-    expect(ledger.beginStream(context).delivery.lateIds).toEqual(["toolu_C"]);
+    expect(deliverResults(context, "toolu_C").delivery.lateIds).toEqual(["toolu_C"]);
   });
 
   test("a result missing from Pi's next context shortens the wait to the missing-result grace", async () => {
-    const { ledger, messages, clock, transitions } = createHarness({ deadlines });
+    const { ledger, messages, clock, transitions, streamToolUses } = createHarness({ deadlines });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_D"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_D");
     const handler = track(ledger.awaitResult("toolu_D"));
     context.push(messages.assistant({ id: "toolu_D" }), messages.user("where did it go?"));
     const { delivery } = ledger.beginStream(context);
@@ -93,13 +88,10 @@ describe("deadlines", () => {
   });
 
   test("a result nobody claims fails as unclaimed, yet a late handler still gets the real result", async () => {
-    const { ledger, messages, clock } = createHarness({ deadlines });
+    const { ledger, messages, clock, deliverResults, streamToolUses } = createHarness({ deadlines });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_E"));
-    ledger.endStream("done");
-    context.push(messages.assistant({ id: "toolu_E" }), messages.result("toolu_E"));
-    ledger.beginStream(context);
+    streamToolUses(context, "toolu_E");
+    deliverResults(context, "toolu_E");
     expect(ledger.stateOf("toolu_E")).toBe("result_queued");
     clock.advance(30_000);
     expect(ledger.snapshot().entries[0]).toMatchObject({ state: "failed", reason: "result_unclaimed" });
@@ -128,29 +120,28 @@ describe("deadlines", () => {
   });
 
   test("a handler that arrives before its tool_use is not stranded when the tool_use follows", async () => {
-    const { ledger, messages, clock } = createHarness({ deadlines });
+    const { ledger, messages, clock, deliverResults } = createHarness({ deadlines });
     const context = messages.history(3);
     ledger.beginStream(context);
     const handler = track(ledger.awaitResult("toolu_F"));
     ledger.recordToolUse(call("toolu_F"));
     ledger.endStream("done");
     clock.advance(60_000);
-    context.push(messages.assistant({ id: "toolu_F" }), messages.result("toolu_F"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_F");
     await settle();
     expect(deliveredText(handler.value)).toBe("output of toolu_F");
   });
 
   test("settled calls leave no timer behind", async () => {
-    const { ledger, messages, clock } = createHarness({ deadlines, idleTimeoutMs: 0 });
+    const { ledger, messages, clock, deliverResults, streamToolUses } = createHarness({
+      deadlines,
+      idleTimeoutMs: 0,
+    });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_G"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_G");
     const handler = ledger.awaitResult("toolu_G");
     expect(clock.pendingTimers).toBe(1);
-    context.push(messages.assistant({ id: "toolu_G" }), messages.result("toolu_G"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_G");
     await handler;
     expect(clock.pendingTimers).toBe(0);
   });

@@ -67,11 +67,9 @@ describe("results before their handler (Claude Code runs non-read-only MCP calls
 
 describe("classification of the results in a context", () => {
   test("duplicates: the same result twice in one context, and a resolved id seen again later", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     const handler = track(ledger.awaitResult("toolu_A"));
     context.push(
       messages.assistant({ id: "toolu_A" }),
@@ -138,7 +136,7 @@ describe("classification of the results in a context", () => {
 
 describe("handlers the ledger refuses", () => {
   test("an empty id, a second handler for the same id, a handler for an id already answered", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, deliverResults } = createHarness();
     await expect(ledger.awaitResult("")).rejects.toMatchObject({ code: "invalid_id" });
     const context = messages.history(3);
     ledger.beginStream(context);
@@ -146,8 +144,7 @@ describe("handlers the ledger refuses", () => {
     const first = ledger.awaitResult("toolu_A");
     await expect(ledger.awaitResult("toolu_A")).rejects.toMatchObject({ code: "handler_already_waiting" });
     ledger.endStream("done");
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_A");
     expect(deliveredText(await first)).toBe("output of toolu_A");
     const again = ledger.awaitResult("toolu_A");
     await expect(again).rejects.toBeInstanceOf(HandlerRefusedError);

@@ -8,12 +8,9 @@ import { call, createHarness, deliveredText, settle, track } from "./support/har
 
 describe("failure mode 1: a result present in the context but not at its tail", () => {
   test("every waiting handler resolves, and the early result is reported present-but-not-extracted", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, streamToolUses } = createHarness();
     const context = messages.history(30);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.recordToolUse(call("toolu_B"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A", "toolu_B");
     const handlerA = track(ledger.awaitResult("toolu_A"));
     const handlerB = track(ledger.awaitResult("toolu_B"));
 
@@ -41,7 +38,7 @@ describe("failure mode 1: a result present in the context but not at its tail", 
 
 describe("failure mode 2: a tool that runs longer than the idle timeout", () => {
   test("the watchdog stays quiet while Pi executes the call, and still watches Claude afterwards", async () => {
-    const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 5_000 });
+    const { ledger, messages, clock, stalls, deliverResults } = createHarness({ idleTimeoutMs: 5_000 });
     const context = messages.history(6);
     ledger.beginStream(context);
     ledger.noteActivity();
@@ -53,8 +50,7 @@ describe("failure mode 2: a tool that runs longer than the idle timeout", () => 
     clock.advance(8_000);
     expect(stalls).toEqual([]);
 
-    context.push(messages.assistant({ id: "toolu_sleep8" }), messages.result("toolu_sleep8"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_sleep8");
     await settle();
     expect(deliveredText(handler.value)).toBe("output of toolu_sleep8");
     expect(ledger.checkQuiescence()).toEqual({ quiescent: true });
@@ -67,13 +63,12 @@ describe("failure mode 2: a tool that runs longer than the idle timeout", () => 
   });
 
   test("while the result waits for Claude Code to invoke its handler, silence is expected too", () => {
-    const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 5_000 });
+    const { ledger, messages, clock, stalls, deliverResults, streamToolUses } = createHarness({
+      idleTimeoutMs: 5_000,
+    });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    ledger.beginStream(context);
+    streamToolUses(context, "toolu_A");
+    deliverResults(context, "toolu_A");
     clock.advance(20_000);
     expect(stalls).toEqual([]);
     expect(ledger.stateOf("toolu_A")).toBe("result_queued");
@@ -82,7 +77,7 @@ describe("failure mode 2: a tool that runs longer than the idle timeout", () => 
 
 describe("failure mode 3: a second tool_use after the Pi stream of the first one closed", () => {
   test("it is recorded undelivered, flushed first on the next stream, executed and resolved", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, deliverResults } = createHarness();
     const context = messages.history(9);
     ledger.beginStream(context);
     expect(ledger.recordToolUse(call("toolu_A", "bash"))).toBe("stream");
@@ -94,14 +89,12 @@ describe("failure mode 3: a second tool_use after the Pi stream of the first one
     const handlerB = track(ledger.awaitResult("toolu_B"));
     expect(ledger.stateOf("toolu_B")).toBe("undelivered");
 
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    const second = ledger.beginStream(context);
+    const second = deliverResults(context, "toolu_A");
     expect(second.flush.map((flushed) => flushed.id)).toEqual(["toolu_B"]);
     expect(second.flush[0]).toEqual(call("toolu_B", "bash"));
     expect(ledger.endStream("done").forwardedIds).toEqual(["toolu_B"]);
 
-    context.push(messages.assistant({ id: "toolu_B" }), messages.result("toolu_B"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_B");
     ledger.endStream("done");
     await settle();
 

@@ -4,12 +4,9 @@ import { call, createHarness, settle } from "./support/harness.js";
 
 describe("the quiescence check", () => {
   test("the seed's incident: delivered 1/2, resolved 1/2, waiting 1 gives a mismatch record", async () => {
-    const { ledger, messages, records } = createHarness({ sessionId: "pi-session-1" });
+    const { ledger, messages, records, streamToolUses } = createHarness({ sessionId: "pi-session-1" });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.recordToolUse(call("toolu_B"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A", "toolu_B");
     const handlerA = ledger.awaitResult("toolu_A");
     void ledger.awaitResult("toolu_B");
     context.push(messages.assistant({ id: "toolu_A" }, { id: "toolu_B" }), messages.result("toolu_A"));
@@ -43,11 +40,11 @@ describe("the quiescence check", () => {
   });
 
   test("lists undelivered, queued, emitted and failed calls by id", async () => {
-    const { ledger, messages, clock } = createHarness({ deadlines: { undeliveredMs: 1_000 } });
+    const { ledger, messages, clock, streamToolUses } = createHarness({
+      deadlines: { undeliveredMs: 1_000 },
+    });
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_queued"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_queued");
     context.push(messages.assistant({ id: "toolu_queued" }), messages.result("toolu_queued"));
     ledger.recordToolUse(call("toolu_failed"));
     clock.advance(1_000);
@@ -71,14 +68,11 @@ describe("the quiescence check", () => {
   });
 
   test("a clean round passes and writes nothing", async () => {
-    const { ledger, messages, records } = createHarness();
+    const { ledger, messages, records, deliverResults, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_A"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_A");
     const handler = ledger.awaitResult("toolu_A");
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_A");
     await handler;
     ledger.endStream("done");
     const before = records.length;
@@ -87,14 +81,11 @@ describe("the quiescence check", () => {
   });
 
   test("each check closes a round: the next one counts only new calls, and old ids stay known", async () => {
-    const { ledger, messages } = createHarness();
+    const { ledger, messages, deliverResults, streamToolUses } = createHarness();
     const context = messages.history(3);
-    ledger.beginStream(context);
-    ledger.recordToolUse(call("toolu_old"));
-    ledger.endStream("done");
+    streamToolUses(context, "toolu_old");
     const old = ledger.awaitResult("toolu_old");
-    context.push(messages.assistant({ id: "toolu_old" }), messages.result("toolu_old"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_old");
     await old;
     expect(ledger.checkQuiescence()).toEqual({ quiescent: true });
     expect(ledger.snapshot().entries).toEqual([]);

@@ -107,7 +107,7 @@ describe("the idle watchdog", () => {
     ["a handler waiting for a call", "handler_waiting"],
     ["a result queued for its handler", "result_queued"],
   ] as const)("is suppressed by %s", (_, state) => {
-    const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 5_000 });
+    const { ledger, messages, clock, stalls, deliverResults } = createHarness({ idleTimeoutMs: 5_000 });
     const context = messages.history(4);
     ledger.beginStream(context);
     if (state === "emitted") ledger.recordToolUse(call("toolu_1"));
@@ -116,10 +116,7 @@ describe("the idle watchdog", () => {
       ledger.recordToolUse(call("toolu_0"));
       ledger.endStream("done");
       if (state === "undelivered") ledger.recordToolUse(call("toolu_1"));
-      if (state === "result_queued") {
-        context.push(messages.assistant({ id: "toolu_0" }), messages.result("toolu_0"));
-        ledger.beginStream(context);
-      }
+      if (state === "result_queued") deliverResults(context, "toolu_0");
     }
     expect(ledger.snapshot().entries.map((entry) => entry.state)).toContain(state);
     clock.advance(4_000);
@@ -129,15 +126,14 @@ describe("the idle watchdog", () => {
   });
 
   test("once the last pending call settles, Claude gets the full allowance from that moment", async () => {
-    const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 5_000 });
+    const { ledger, messages, clock, stalls, deliverResults } = createHarness({ idleTimeoutMs: 5_000 });
     const context = messages.history(4);
     ledger.beginStream(context);
     ledger.recordToolUse(call("toolu_A"));
     const handler = ledger.awaitResult("toolu_A");
     ledger.endStream("done");
     clock.advance(30_000);
-    context.push(messages.assistant({ id: "toolu_A" }), messages.result("toolu_A"));
-    ledger.beginStream(context);
+    deliverResults(context, "toolu_A");
     await handler;
     clock.advance(4_999);
     expect(stalls).toEqual([]);

@@ -11,6 +11,8 @@ export {
   lastUserText,
   type OfferedTool,
   offeredTools,
+  type ToolResultView,
+  toolResult,
   toolResultIds,
   toolResultText,
 } from "./request-view.js";
@@ -32,3 +34,4 @@ export {
 } from "./script.js";
 export { loadScriptFile } from "./script-file.js";
 export { type ModelDouble, type ModelDoubleOptions, startModelDouble } from "./server.js";
+export { type ScriptedToolCall, toolTurnScript } from "./tool-turn.js";

@@ -106,22 +106,37 @@ export function estimateTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
+/** What a request carries as the result of one tool call. */
+export interface ToolResultView {
+  readonly text: string;
+  /** Anthropic's `is_error`; an openai `function_call_output` has no such flag, so it reads false. */
+  readonly isError: boolean;
+}
+
 /**
- * The text a request carries as the result of tool call `id` (anthropic `tool_result` content or
- * openai `function_call_output` output), or undefined when it carries none.
+ * The result a request carries for tool call `id` (anthropic `tool_result` content or openai
+ * `function_call_output` output), or undefined when it carries none.
  */
-export function toolResultText(api: ApiName, body: unknown, id: string): string | undefined {
+export function toolResult(api: ApiName, body: unknown, id: string): ToolResultView | undefined {
   for (const item of conversationItems(api, body)) {
     if (api === "openai") {
       if (stringField(item, "type") !== "function_call_output" || stringField(item, "call_id") !== id)
         continue;
       const output = isObject(item) ? item.output : undefined;
-      return typeof output === "string" ? output : textOfContent(output);
+      return { text: typeof output === "string" ? output : textOfContent(output), isError: false };
     }
     for (const block of arrayField(item, "content")) {
       if (stringField(block, "type") !== "tool_result" || stringField(block, "tool_use_id") !== id) continue;
-      return textOfContent(isObject(block) ? block.content : undefined);
+      return {
+        text: textOfContent(isObject(block) ? block.content : undefined),
+        isError: isObject(block) && block.is_error === true,
+      };
     }
   }
   return undefined;
+}
+
+/** The text of `toolResult`, or undefined when the request carries no result for `id`. */
+export function toolResultText(api: ApiName, body: unknown, id: string): string | undefined {
+  return toolResult(api, body, id)?.text;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { toolTurnScript } from "../src/index.js";
 import {
   anthropicRequest,
   openaiRequest,
@@ -239,5 +240,42 @@ describe("a throwing match predicate", () => {
     expect(double.failures[0]!.response.failure).toBe(
       "model-double: a match predicate threw on request #0: Error: boom",
     );
+  });
+});
+
+describe("toolTurnScript", () => {
+  it("calls each tool once the previous result is back, then answers", async () => {
+    const script = toolTurnScript(
+      [
+        { id: "toolu_a", name: "Bash", input: { command: "a" } },
+        { id: "toolu_b", name: "mcp__floot__echo", input: { text: "b" } },
+      ],
+      "done",
+    );
+    expect(script.steps).toEqual([
+      { match: { toolResultFor: "toolu_b" }, response: { events: [{ type: "text", text: "done" }] } },
+      {
+        match: { toolResultFor: "toolu_a" },
+        response: {
+          events: [{ type: "tool_use", id: "toolu_b", name: "mcp__floot__echo", input: { text: "b" } }],
+        },
+      },
+      { response: { events: [{ type: "tool_use", id: "toolu_a", name: "Bash", input: { command: "a" } }] } },
+    ]);
+    const double = await start(script);
+    await streamAnthropic(double, anthropicRequest("go"));
+    const both = (ids: string[]) =>
+      anthropicRequest("", {
+        messages: [
+          { role: "user", content: "go" },
+          {
+            role: "user",
+            content: ids.map((id) => ({ type: "tool_result", tool_use_id: id, content: "ok" })),
+          },
+        ],
+      });
+    await streamAnthropic(double, both(["toolu_a"]));
+    expect(anthropicText(await streamAnthropic(double, both(["toolu_a", "toolu_b"])))).toBe("done");
+    expect(double.requests.map((request) => request.response.stepIndex)).toEqual([2, 1, 0]);
   });
 });

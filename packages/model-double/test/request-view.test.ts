@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { toolResultText } from "../src/index.js";
+import { toolResult, toolResultText } from "../src/index.js";
 
 describe("toolResultText", () => {
   test("reads an anthropic tool_result by id, string or text blocks", () => {
@@ -10,7 +10,11 @@ describe("toolResultText", () => {
           role: "user",
           content: [
             { type: "tool_result", tool_use_id: "toolu_a", content: "plain output" },
-            { type: "tool_result", tool_use_id: "toolu_b", content: [{ type: "text", text: "block output" }] },
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_b",
+              content: [{ type: "text", text: "block output" }],
+            },
           ],
         },
       ],
@@ -29,5 +33,26 @@ describe("toolResultText", () => {
     };
     expect(toolResultText("openai", body, "call_1")).toBe("exit 0: hi");
     expect(toolResultText("openai", body, "call_2")).toBeUndefined();
+  });
+});
+
+describe("toolResult", () => {
+  test("carries anthropic's is_error; an openai output is never flagged", () => {
+    const anthropic = {
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_ok", content: [{ type: "text", text: "fine" }] },
+            { type: "tool_result", tool_use_id: "toolu_bad", content: "No such tool", is_error: true },
+          ],
+        },
+      ],
+    };
+    expect(toolResult("anthropic", anthropic, "toolu_ok")).toEqual({ text: "fine", isError: false });
+    expect(toolResult("anthropic", anthropic, "toolu_bad")).toEqual({ text: "No such tool", isError: true });
+    expect(toolResult("anthropic", anthropic, "toolu_none")).toBeUndefined();
+    const openai = { input: [{ type: "function_call_output", call_id: "call_1", output: "exit 1" }] };
+    expect(toolResult("openai", openai, "call_1")).toEqual({ text: "exit 1", isError: false });
   });
 });

@@ -11,9 +11,16 @@ export type ToolCallId = z.infer<typeof ToolCallId>;
 const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
 const Count = z.number().int().nonnegative();
 const IdList = z.array(ToolCallId);
-/** Who the record is about: the Pi session and, when the app has several, which Claude Code query. */
-const SessionId = z.string().min(1, "sessionId must not be empty").optional();
-const QueryId = z.string().min(1, "queryId must not be empty").optional();
+
+/**
+ * What every diagnostic record carries after its `type`: when it was written, and who it is about:
+ * the Pi session and, when the app has several, which Claude Code query.
+ */
+const recordContext = {
+  at: IsoTimestamp,
+  sessionId: z.string().min(1, "sessionId must not be empty").optional(),
+  queryId: z.string().min(1, "queryId must not be empty").optional(),
+};
 
 /**
  * Where one tool call stands.
@@ -82,9 +89,7 @@ export type LedgerFailureReason = z.infer<typeof LedgerFailureReason>;
 /** One record per change of one ledger entry. */
 export const LedgerTransitionRecord = z.strictObject({
   type: z.literal("tool_call_ledger_transition"),
-  at: IsoTimestamp,
-  sessionId: SessionId,
-  queryId: QueryId,
+  ...recordContext,
   toolCallId: ToolCallId,
   /** The tool's name once a `tool_use` block named it; a handler can arrive first. */
   toolName: z.string().min(1, "toolName must not be empty").optional(),
@@ -133,9 +138,7 @@ export type ContextScanStats = z.infer<typeof ContextScanStats>;
  */
 export const ToolResultDeliveryRecord = z.strictObject({
   type: z.literal("tool_result_delivery"),
-  at: IsoTimestamp,
-  sessionId: SessionId,
-  queryId: QueryId,
+  ...recordContext,
   scan: ContextScanStats,
   extractedIds: IdList,
   presentButNotExtractedIds: IdList,
@@ -155,9 +158,7 @@ export type ToolResultDeliveryRecord = z.infer<typeof ToolResultDeliveryRecord>;
 /** The context was not an extension of the one scanned before (e.g. after compaction): scanned in full. */
 export const ContextRescanRecord = z.strictObject({
   type: z.literal("tool_result_context_rescan"),
-  at: IsoTimestamp,
-  sessionId: SessionId,
-  queryId: QueryId,
+  ...recordContext,
   reason: ContextRescanReason,
   previousWatermark: Count,
   length: Count,
@@ -167,9 +168,7 @@ export type ContextRescanRecord = z.infer<typeof ContextRescanRecord>;
 /** The idle watchdog saw a genuine stall: no output and nothing pending for `timeoutMs`. */
 export const StreamIdleTimeoutRecord = z.strictObject({
   type: z.literal("stream_idle_timeout"),
-  at: IsoTimestamp,
-  sessionId: SessionId,
-  queryId: QueryId,
+  ...recordContext,
   timeoutMs: z.number().int().positive(),
   idleMs: Count,
   /** The error text handed to Pi; it matches Pi's auto-retry pattern. */
@@ -185,9 +184,7 @@ export type StreamIdleTimeoutRecord = z.infer<typeof StreamIdleTimeoutRecord>;
 export const DeliveryMismatchRecord = z
   .strictObject({
     type: z.literal("tool_result_delivery_mismatch"),
-    at: IsoTimestamp,
-    sessionId: SessionId,
-    queryId: QueryId,
+    ...recordContext,
     /** Why the check ran, e.g. `teardown` or `turn_end`. */
     trigger: z.string().min(1, "trigger must not be empty"),
     expectedCount: Count,

@@ -1,4 +1,9 @@
-import { type ModelDouble, startModelDouble, toolResultText } from "@bridgeworks/model-double";
+import {
+  type ModelDouble,
+  startModelDouble,
+  toolResultText,
+  toolTurnScript,
+} from "@bridgeworks/model-double";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   createIsolatedEnvironment,
@@ -40,26 +45,18 @@ describe("claude -p against the model double", () => {
   });
 
   test("completes a Bash tool_use turn and sends the command's output back", async () => {
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "toolu_harness_bash",
-                nameFrom: { equals: "Bash" },
-                input: { command: "printf 'HARNESS_%s' BASH_OK", description: "print a marker" },
-              },
-            ],
+    double = await startModelDouble(
+      toolTurnScript(
+        [
+          {
+            id: "toolu_harness_bash",
+            nameFrom: { equals: "Bash" },
+            input: { command: "printf 'HARNESS_%s' BASH_OK", description: "print a marker" },
           },
-        },
-        {
-          match: { toolResultFor: "toolu_harness_bash" },
-          response: { events: [{ type: "text", text: "the command ran" }] },
-        },
-      ],
-    });
+        ],
+        "the command ran",
+      ),
+    );
     environment = createIsolatedEnvironment({ modelUrl: double.url });
     const claude = environment.spawn("claude", [
       "-p",
@@ -102,26 +99,18 @@ describe("codex exec --json against the model double", () => {
   });
 
   test("completes an exec_command function-call turn", async () => {
-    double = await startModelDouble({
-      steps: [
-        {
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "call_harness_exec",
-                nameFrom: { equals: "exec_command" },
-                input: { cmd: "printf 'CODEX_%s' EXEC_OK" },
-              },
-            ],
+    double = await startModelDouble(
+      toolTurnScript(
+        [
+          {
+            id: "call_harness_exec",
+            nameFrom: { equals: "exec_command" },
+            input: { cmd: "printf 'CODEX_%s' EXEC_OK" },
           },
-        },
-        {
-          match: { toolResultFor: "call_harness_exec" },
-          response: { events: [{ type: "text", text: "exec finished" }] },
-        },
-      ],
-    });
+        ],
+        "exec finished",
+      ),
+    );
     environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
     const codex = environment.spawn("codex", [
       "exec",

@@ -1,12 +1,9 @@
 import type pg from "pg";
-import { BoardError } from "../errors.js";
+import { latestVersion, type Migration, mintBoardId, refuseNewerSchema } from "../migrations.js";
 
-interface Migration {
-  version: number;
-  up: (client: pg.ClientBase, schema: string, randomBytes: (size: number) => Uint8Array) => Promise<void>;
-}
-
-const migrations: readonly Migration[] = [
+const migrations: readonly Migration<
+  (client: pg.ClientBase, schema: string, randomBytes: (size: number) => Uint8Array) => Promise<void>
+>[] = [
   {
     version: 1,
     async up(client, schema, randomBytes) {
@@ -48,14 +45,12 @@ const migrations: readonly Migration[] = [
           successor text
         );
       `);
-      await client.query(`INSERT INTO ${schema}.board (id) VALUES ($1)`, [
-        Buffer.from(randomBytes(8)).toString("hex"),
-      ]);
+      await client.query(`INSERT INTO ${schema}.board (id) VALUES ($1)`, [mintBoardId(randomBytes)]);
     },
   },
 ];
 
-export const postgresSchemaVersion = migrations.at(-1)?.version ?? 0;
+export const postgresSchemaVersion = latestVersion(migrations);
 
 // Any fixed key will do; it only has to be the same for every bee. The second key is the schema's.
 const migrationLockKey = 0x62656521;
@@ -118,10 +113,5 @@ async function readVersion(client: pg.ClientBase, schema: string): Promise<numbe
 }
 
 function refuseNewer(version: number): void {
-  if (version > postgresSchemaVersion) {
-    throw new BoardError(
-      "incompatible_store",
-      `the board database has schema version ${version}; this bee reads up to ${postgresSchemaVersion}`,
-    );
-  }
+  refuseNewerSchema(version, postgresSchemaVersion, "board database");
 }

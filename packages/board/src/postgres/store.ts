@@ -1,21 +1,6 @@
 import type pg from "pg";
 import type { ActionRow, AgentRow } from "../rows.js";
-
-export interface NewAction {
-  id: string;
-  kind: string;
-  recipient: string;
-  sender: string;
-  /** The posting agent's name; null when a human posted. */
-  senderAgent: string | null;
-  body: string;
-  now: number;
-}
-
-export interface ClaimableScanRows {
-  rows: ActionRow[];
-  head: number;
-}
+import type { CancelRequest, ClaimableScanRows, EndAgentRequest, NewAction, Store } from "../store.js";
 
 type Queryable = Pick<pg.ClientBase, "query">;
 
@@ -24,7 +9,7 @@ type Queryable = Pick<pg.ClientBase, "query">;
  * next board position. Writers first lock the board row (`lockBoard`), so positions are assigned in
  * commit order and a reader never sees a lower one commit later.
  */
-export class PostgresStore {
+export class PostgresStore implements Store {
   readonly #db: Queryable;
   readonly #schema: string;
   readonly #head: string;
@@ -72,7 +57,6 @@ export class PostgresStore {
     return results[0]?.rows[0]?.head ?? 0;
   }
 
-  /** Inserts unless the minted id is taken (then undefined: mint again). */
   async insertAction(action: NewAction): Promise<ActionRow | undefined> {
     return this.#one<ActionRow>(
       `INSERT INTO ${this.#schema}.actions (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
@@ -114,7 +98,6 @@ export class PostgresStore {
     return { rows: actions, head: boardHead };
   }
 
-  /** The compare-and-set: one statement that claims only an open, addressed action for an active agent. */
   async claim(id: string, agent: string, name: string, now: number): Promise<ActionRow | undefined> {
     return this.#one<ActionRow>(
       `UPDATE ${this.#schema}.actions
@@ -141,14 +124,7 @@ export class PostgresStore {
     );
   }
 
-  /** Cancels for a human (`byAgent` null) or for an active identity of the posting agent. */
-  async cancel(input: {
-    id: string;
-    by: string;
-    byAgent: string | null;
-    reason: string | null;
-    now: number;
-  }): Promise<ActionRow | undefined> {
+  async cancel(input: CancelRequest): Promise<ActionRow | undefined> {
     return this.#one<ActionRow>(
       `UPDATE ${this.#schema}.actions
        SET state = 'cancelled', cancelled_by = $2, result = $4, closed_at = $5, seq = ${this.#nextSeq}
@@ -160,7 +136,6 @@ export class PostgresStore {
     );
   }
 
-  /** Inserts unless the minted identity is taken (then undefined: mint again). */
   async insertAgent(identity: string, name: string, now: number): Promise<AgentRow | undefined> {
     return this.#one<AgentRow>(
       `INSERT INTO ${this.#schema}.agents (identity, name, status, registered_at) VALUES ($1, $2, 'active', $3)
@@ -180,16 +155,8 @@ export class PostgresStore {
     return this.#all<AgentRow>(`SELECT ${agentColumns} FROM ${this.#schema}.agents ORDER BY position`);
   }
 
-  /**
-   * Ends an active identity and returns its claims to open, each at a new position so waiters
-   * whose cursors are past the old one see it again. Call inside a write transaction.
-   */
-  async endAgent(input: {
-    identity: string;
-    status: "retired" | "departed";
-    successor: string | null;
-    now: number;
-  }): Promise<{ agent: AgentRow; released: string[] } | undefined> {
+  /** Call inside a write transaction. */
+  async endAgent(input: EndAgentRequest): Promise<{ agent: AgentRow; released: string[] } | undefined> {
     const agent = await this.#one<AgentRow>(
       `UPDATE ${this.#schema}.agents SET status = $2, ended_at = $3, successor = $4
        WHERE identity = $1 AND status = 'active' RETURNING ${agentColumns}`,

@@ -1,12 +1,9 @@
 import type Database from "better-sqlite3";
-import { BoardError } from "../errors.js";
+import { latestVersion, type Migration, mintBoardId, refuseNewerSchema } from "../migrations.js";
 
-interface Migration {
-  version: number;
-  up: (db: Database.Database, randomBytes: (size: number) => Uint8Array) => void;
-}
-
-const migrations: readonly Migration[] = [
+const migrations: readonly Migration<
+  (db: Database.Database, randomBytes: (size: number) => Uint8Array) => void
+>[] = [
   {
     version: 1,
     up(db, randomBytes) {
@@ -42,12 +39,12 @@ const migrations: readonly Migration[] = [
           successor TEXT
         ) STRICT;
       `);
-      db.prepare("INSERT INTO board (id) VALUES (?)").run(Buffer.from(randomBytes(8)).toString("hex"));
+      db.prepare("INSERT INTO board (id) VALUES (?)").run(mintBoardId(randomBytes));
     },
   },
 ];
 
-export const schemaVersion = migrations.at(-1)?.version ?? 0;
+export const schemaVersion = latestVersion(migrations);
 
 /**
  * Brings the file to `schemaVersion` under the write lock, so bridges opening the same new file at
@@ -58,12 +55,7 @@ export function migrate(db: Database.Database, randomBytes: (size: number) => Ui
   if (readVersion() === schemaVersion) return;
   db.transaction(() => {
     const current = readVersion();
-    if (current > schemaVersion) {
-      throw new BoardError(
-        "incompatible_store",
-        `the board file has schema version ${current}; this bee reads up to ${schemaVersion}`,
-      );
-    }
+    refuseNewerSchema(current, schemaVersion, "board file");
     for (const migration of migrations) {
       if (migration.version > current) migration.up(db, randomBytes);
     }

@@ -1,28 +1,13 @@
 import type Database from "better-sqlite3";
 import type { ActionRow, AgentRow } from "../rows.js";
+import type { CancelRequest, ClaimableScanRows, EndAgentRequest, NewAction, Store } from "../store.js";
 
 // Every change takes the next board position. Writers are serialized by SQLite's write lock, so
 // positions are assigned in commit order and a reader never sees a lower one commit later.
 const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM actions)";
 
-export interface NewAction {
-  id: string;
-  kind: string;
-  recipient: string;
-  sender: string;
-  /** The posting agent's name; null when a human posted. */
-  senderAgent: string | null;
-  body: string;
-  now: number;
-}
-
-export interface ClaimableScanRows {
-  rows: ActionRow[];
-  head: number;
-}
-
-/** The SQL of the board, one prepared statement per question; no decisions live here. */
-export class SqliteStore {
+/** The SQL of the board, one prepared statement per question, answered at once; no decisions live here. */
+export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #statements: ReturnType<typeof prepareStatements>;
 
@@ -41,8 +26,8 @@ export class SqliteStore {
     return this.#statements.head.get()?.head ?? 0;
   }
 
-  insertAction(action: NewAction): ActionRow {
-    return this.#statements.insertAction.get(action)!;
+  insertAction(action: NewAction): ActionRow | undefined {
+    return this.#statements.insertAction.get(action);
   }
 
   action(id: string): ActionRow | undefined {
@@ -61,7 +46,6 @@ export class SqliteStore {
     }));
   }
 
-  /** The compare-and-set: one statement that claims only an open, addressed action for an active agent. */
   claim(id: string, agent: string, name: string, now: number): ActionRow | undefined {
     return this.#statements.claim.get({ id, agent, name, now });
   }
@@ -70,19 +54,12 @@ export class SqliteStore {
     return this.#statements.complete.get({ id, agent, result, now });
   }
 
-  /** Cancels for a human (`byAgent` null) or for an active identity of the posting agent. */
-  cancel(input: {
-    id: string;
-    by: string;
-    byAgent: string | null;
-    reason: string | null;
-    now: number;
-  }): ActionRow | undefined {
-    return this.#statements.cancel.get(input);
+  cancel(request: CancelRequest): ActionRow | undefined {
+    return this.#statements.cancel.get(request);
   }
 
-  insertAgent(identity: string, name: string, now: number): AgentRow {
-    return this.#statements.insertAgent.get({ identity, name, now })!;
+  insertAgent(identity: string, name: string, now: number): AgentRow | undefined {
+    return this.#statements.insertAgent.get({ identity, name, now });
   }
 
   agent(identity: string): AgentRow | undefined {
@@ -93,16 +70,8 @@ export class SqliteStore {
     return this.#statements.agents.all();
   }
 
-  /**
-   * Ends an active identity and returns its claims to open, each at a new position so waiters
-   * whose cursors are past the old one see it again. One write transaction: all or nothing.
-   */
-  endAgent(input: {
-    identity: string;
-    status: "retired" | "departed";
-    successor: string | null;
-    now: number;
-  }): { agent: AgentRow; released: string[] } | undefined {
+  /** One write transaction: all or nothing. */
+  endAgent(input: EndAgentRequest): { agent: AgentRow; released: string[] } | undefined {
     return this.#db
       .transaction(() => {
         const agent = this.#statements.endAgent.get(input);
@@ -128,6 +97,7 @@ function prepareStatements(db: Database.Database) {
     insertAction: db.prepare<NewAction, ActionRow>(
       `INSERT INTO actions (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
      VALUES (@id, ${nextSeq}, @kind, @recipient, @sender, @senderAgent, @body, 'open', @now)
+     ON CONFLICT (id) DO NOTHING
      RETURNING *`,
     ),
     action: db.prepare<[string], ActionRow>("SELECT * FROM actions WHERE id = ?"),
@@ -152,10 +122,7 @@ function prepareStatements(db: Database.Database) {
      WHERE id = @id AND state = 'claimed' AND claimed_by = @agent
      RETURNING *`,
     ),
-    cancel: db.prepare<
-      { id: string; by: string; byAgent: string | null; reason: string | null; now: number },
-      ActionRow
-    >(
+    cancel: db.prepare<CancelRequest, ActionRow>(
       `UPDATE actions
      SET state = 'cancelled', cancelled_by = @by, result = @reason, closed_at = @now, seq = ${nextSeq}
      WHERE id = @id AND state IN ('open', 'claimed')
@@ -172,14 +139,12 @@ function prepareStatements(db: Database.Database) {
     ),
     insertAgent: db.prepare<{ identity: string; name: string; now: number }, AgentRow>(
       `INSERT INTO agents (identity, name, status, registered_at) VALUES (@identity, @name, 'active', @now)
+     ON CONFLICT (identity) DO NOTHING
      RETURNING *`,
     ),
     agent: db.prepare<[string], AgentRow>("SELECT * FROM agents WHERE identity = ?"),
     agents: db.prepare<[], AgentRow>("SELECT * FROM agents ORDER BY registered_at, rowid"),
-    endAgent: db.prepare<
-      { identity: string; status: "retired" | "departed"; successor: string | null; now: number },
-      AgentRow
-    >(
+    endAgent: db.prepare<EndAgentRequest, AgentRow>(
       `UPDATE agents SET status = @status, ended_at = @now, successor = @successor
      WHERE identity = @identity AND status = 'active' RETURNING *`,
     ),

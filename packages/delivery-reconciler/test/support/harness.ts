@@ -46,7 +46,19 @@ export function createHarness(options: HarnessOptions = {}) {
         record.type === "tool_call_ledger_transition" &&
         (toolCallId === undefined || record.toolCallId === toolCallId),
     );
-  return { clock, ledger, records, stalls, messages: new MessageFactory(), transitions };
+  const messages = new MessageFactory();
+  /** Claude's message over `context` calls `ids` (default name `bash`), and its stream ends. */
+  const streamToolUses = (context: PiMessage[], ...ids: string[]): void => {
+    ledger.beginStream(context);
+    for (const id of ids) ledger.recordToolUse(call(id));
+    ledger.endStream("done");
+  };
+  /** Pi appends the call to `id` and its result to `context`, and the next stream carries them. */
+  const deliverResults = (context: PiMessage[], id: string) => {
+    context.push(messages.assistant({ id }), messages.result(id));
+    return ledger.beginStream(context);
+  };
+  return { clock, ledger, records, stalls, messages, transitions, streamToolUses, deliverResults };
 }
 
 export type Harness = ReturnType<typeof createHarness>;
