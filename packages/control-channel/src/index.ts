@@ -68,6 +68,7 @@ export {
 export { SocketTransport, type SocketTransportOptions } from "./mcp-socket-transport.js";
 export { TurnTokenRegistry } from "./mcp-turn-tokens.js";
 export { isPidAlive, type SignalSender } from "./pid.js";
+export { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 export {
   type ExecFile,
   type ProcessInfo,

@@ -17,10 +17,10 @@ import {
   type ShimCommand,
   startBridgeGeneration,
   TurnTokenRegistry,
+  writePrivateFileAtomic,
 } from "@bridgeworks/control-channel";
 import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
-import { writeFileAtomic } from "../atomic-file.js";
 import type { Logger } from "../log.js";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { type ApiServer, startApiServer } from "./http-api.js";
@@ -179,7 +179,7 @@ async function startLocked(
 
   const daemonFile: FlootDaemonFile = { port: api.port, token: apiToken, pid: process.pid, generation };
   const daemonFilePath = join(stateDir, daemonFileName);
-  await writeFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
+  await writePrivateFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
   cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
   logger.log("info", "daemon ready", {
     port: api.port,

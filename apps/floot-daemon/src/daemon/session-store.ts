@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
 import { type FlootSession, FlootSessionOptions, type SessionRecord } from "@bridgeworks/protocol";
-import { writeFileAtomic } from "../atomic-file.js";
 
 /**
  * Each session's configuration, beside the journal: `<state>/sessions/<id>/session.json` (0600: env
@@ -27,7 +27,7 @@ export class SessionStore {
   async save(sessionId: string, options: FlootSessionOptions): Promise<void> {
     const dir = this.sessionDir(sessionId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFileAtomic(join(dir, "session.json"), `${JSON.stringify(options)}\n`);
+    await writePrivateFileAtomic(join(dir, "session.json"), `${JSON.stringify(options)}\n`);
     this.#cache.set(sessionId, options);
   }
 

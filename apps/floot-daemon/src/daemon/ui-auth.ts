@@ -1,8 +1,8 @@
 import { createHash, randomBytes as cryptoRandomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
 import type { FlootLoginCode } from "@bridgeworks/protocol";
-import { writeFileAtomic } from "../atomic-file.js";
 
 export interface UiAuthOptions {
   stateDir: string;
@@ -102,7 +102,7 @@ export class UiAuth {
       digest: each.digest.toString("hex"),
       expiresAt: new Date(each.expiresAt).toISOString(),
     }));
-    await writeFileAtomic(this.#path, `${JSON.stringify({ sessions })}\n`);
+    await writePrivateFileAtomic(this.#path, `${JSON.stringify({ sessions })}\n`);
   }
 }
 
