@@ -16,7 +16,9 @@ const [job, ...jobArgs] = process.argv.slice(2);
 const jobs = { test: runTests, start: startDaemon, check: runChecks, floot: runFlootCli };
 
 if (!(job in jobs)) {
-  console.error(`bootstrap: unknown job ${JSON.stringify(job)}; expected one of: ${Object.keys(jobs).join(", ")}`);
+  console.error(
+    `bootstrap: unknown job ${JSON.stringify(job)}; expected one of: ${Object.keys(jobs).join(", ")}`,
+  );
   process.exit(2);
 }
 
@@ -43,7 +45,9 @@ function runChecks() {
 
 function startDaemon(args) {
   const floot = buildFloot();
-  console.error(`bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`);
+  console.error(
+    `bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`,
+  );
   step("floot daemon", process.execPath, [floot, "daemon", ...args]);
 }
 

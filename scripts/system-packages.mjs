@@ -10,7 +10,9 @@ const requirements = [
 ];
 
 export function missingSystemPackages() {
-  return requirements.filter((requirement) => !requirement.present()).map((requirement) => requirement.debian);
+  return requirements
+    .filter((requirement) => !requirement.present())
+    .map((requirement) => requirement.debian);
 }
 
 /** Installs what is missing with apt-get (as root, or through passwordless sudo); throws a clear error otherwise. */
@@ -20,14 +22,20 @@ export function ensureSystemPackages(log = console.error) {
   const asRoot = process.getuid?.() === 0;
   const prefix = asRoot ? [] : ["sudo", "-n"];
   if (!onPath("apt-get") || (!asRoot && !onPath("sudo"))) {
-    throw new Error(`the tests need these system packages: ${missing.join(", ")}; install them and run again`);
+    throw new Error(
+      `the tests need these system packages: ${missing.join(", ")}; install them and run again`,
+    );
   }
   log(`bootstrap: installing system packages: ${missing.join(", ")}`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends", ...missing]]) {
+  for (const args of [
+    ["apt-get", "update", "-qq"],
+    ["apt-get", "install", "-y", "-qq", "--no-install-recommends", ...missing],
+  ]) {
     const [command, ...rest] = [...prefix, ...args];
     const result = spawnSync(command, rest, { stdio: ["ignore", "ignore", "inherit"], env });
-    if (result.status !== 0) throw new Error(`${args.join(" ")} failed; the tests need: ${missing.join(", ")}`);
+    if (result.status !== 0)
+      throw new Error(`${args.join(" ")} failed; the tests need: ${missing.join(", ")}`);
   }
 }
 
