@@ -1,0 +1,143 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
+import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
+import { afterEach, expect, test } from "vitest";
+import { bundlePath, eventually, runBee } from "./helpers.js";
+
+let double: ModelDouble | undefined;
+let environment: IsolatedEnvironment | undefined;
+
+afterEach(async () => {
+  await environment?.dispose();
+  await double?.close();
+  environment = undefined;
+  double = undefined;
+});
+
+const waitTool = "mcp__bee__bee_wait_action";
+
+function toolNames(body: unknown): string[] {
+  return ((body as { tools?: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name);
+}
+
+function toolResultText(body: unknown, toolUseId: string): string | undefined {
+  for (const message of (body as { messages?: Array<{ content: unknown }> }).messages ?? []) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content as Array<Record<string, unknown>>) {
+      if (block.type !== "tool_result" || block.tool_use_id !== toolUseId) continue;
+      const content = block.content;
+      return typeof content === "string"
+        ? content
+        : (content as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
+    }
+  }
+  return undefined;
+}
+
+test("claude -p: the wait tool is loaded up front, carries progress and tool-use ids, and a posted action reaches the model", async () => {
+  double = await startModelDouble({
+    steps: [
+      {
+        match: { lastUserTextIncludes: "wait for bee" },
+        response: {
+          events: [
+            {
+              type: "tool_use",
+              id: "toolu_bee_wait",
+              nameFrom: { equals: waitTool },
+              input: { timeoutSeconds: 30 },
+            },
+          ],
+        },
+      },
+      {
+        match: { toolResultFor: "toolu_bee_wait" },
+        response: { events: [{ type: "text", text: "got the action" }] },
+      },
+    ],
+  });
+  environment = createIsolatedEnvironment({ modelUrl: double.url });
+  const beeEnv = {
+    BEE_BOARD: join(environment.root, "board.db"),
+    BEE_RUN_DIR: join(environment.root, "run"),
+    BEE_AGENT: "alpha",
+    BEE_LOG_LEVEL: "debug",
+    BEE_LOG_FILE: join(environment.root, "bridge.log"),
+  };
+  const mcpConfig = join(environment.root, "mcp.json");
+  writeFileSync(
+    mcpConfig,
+    JSON.stringify({
+      mcpServers: {
+        bee: { type: "stdio", command: process.execPath, args: [bundlePath, "bridge"], env: beeEnv },
+      },
+    }),
+  );
+  const debugFile = join(environment.root, "claude-debug.log");
+  const claude = environment.spawn("claude", [
+    "-p",
+    "wait for bee actions",
+    "--mcp-config",
+    mcpConfig,
+    "--strict-mcp-config",
+    "--allowedTools",
+    waitTool,
+    "--permission-mode",
+    "dontAsk",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--debug-file",
+    debugFile,
+  ]);
+
+  const first = await double.waitForRequest(
+    (request) => request.api === "anthropic" && toolNames(request.body).includes(waitTool),
+    {
+      timeoutMs: 60_000,
+    },
+  );
+  expect(double.requests.filter((request) => request.api === "anthropic")[0]).toBe(first);
+
+  // The bridge found claude as its ancestor and wrote a run file for it.
+  await eventually(
+    () => readdirSync(beeEnv.BEE_RUN_DIR).find((name) => name === `${claude.pid}.json`),
+    20_000,
+  );
+  // The call is pending in the bridge: post while it waits.
+  await eventually(
+    () =>
+      existsSync(beeEnv.BEE_LOG_FILE) && readFileSync(beeEnv.BEE_LOG_FILE, "utf8").includes('"tools/call"'),
+    20_000,
+  );
+  const posted = await runBee(["post", "--to", "alpha", "--json", "please review"], {
+    PATH: process.env.PATH ?? "",
+    ...beeEnv,
+  });
+  expect(posted.code, posted.stderr).toBe(0);
+  const action = JSON.parse(posted.stdout) as { id: string };
+
+  const followUp = await double.waitForRequest(
+    (request) => toolResultText(request.body, "toolu_bee_wait") !== undefined,
+    {
+      timeoutMs: 60_000,
+    },
+  );
+  const page = JSON.parse(toolResultText(followUp.body, "toolu_bee_wait") ?? "") as {
+    records: Array<{ id: string }>;
+  };
+  expect(page.records.map((record) => record.id)).toEqual([action.id]);
+
+  const exit = await claude.exited;
+  expect(exit.code, claude.stderr()).toBe(0);
+  const bridgeLog = readFileSync(beeEnv.BEE_LOG_FILE, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const call = bridgeLog.find((entry) => entry.message === "tools/call" && entry.tool === "bee_wait_action");
+  expect(call?.progressToken).toEqual(expect.any(Number));
+  expect(call?.toolUseId).toBe("toolu_bee_wait");
+  expect(bridgeLog.find((entry) => entry.message === "bridge stopping")?.reason).toBe("SIGINT");
+  await eventually(() => readdirSync(beeEnv.BEE_RUN_DIR).length === 0, 5000);
+});
