@@ -1,11 +1,52 @@
-import { type Board, BoardError, openSqliteBoard } from "@bridgeworks/board";
+import {
+  type Board,
+  BoardError,
+  isPostgresLocation,
+  type OpenBoardOptions,
+  openBoard,
+} from "@bridgeworks/board";
 import { describeError } from "./log.js";
 
 export interface BoardAccessOptions {
-  path: string;
-  /** Kept short: better-sqlite3 waits for a lock synchronously, and the bridge must keep answering signals. */
+  /** Where the board is: an absolute SQLite file path or a `postgres://` URL (see `resolveBoardLocation`). */
+  location: string;
+  /**
+   * SQLite only, kept short: better-sqlite3 waits for a lock synchronously, and the bridge must keep
+   * answering signals. PostgreSQL waits asynchronously and reports a lost server as `busy` itself.
+   */
   busyTimeoutMs: number;
-  open?: typeof openSqliteBoard;
+  open?: typeof openBeeBoard;
+}
+
+/**
+ * Opens the board at `location` through `openBoard`, which picks SQLite or PostgreSQL. The SQLite
+ * busy timeout goes only to a SQLite board (`openBoard` hands its options to the store it opens).
+ */
+export function openBeeBoard(location: string, options: { busyTimeoutMs: number }): Promise<Board> {
+  const storeOptions: OpenBoardOptions & { busyTimeoutMs?: number } = isPostgresLocation(location)
+    ? {}
+    : { busyTimeoutMs: options.busyTimeoutMs };
+  return openBoard(location, storeOptions);
+}
+
+/**
+ * The location as it may be shown (logs, `bee_whoami`, CLI output): a PostgreSQL URL loses its
+ * password, whether in the user-info part or in a `password` parameter. A file path is kept as it is.
+ */
+export function redactBoardLocation(location: string): string {
+  if (!isPostgresLocation(location)) return location;
+  let url: URL;
+  try {
+    url = new URL(location);
+  } catch {
+    // Not parseable: show only the scheme, never a guess at where the password ends.
+    return `${location.slice(0, location.indexOf(":"))}://(unparseable URL)`;
+  }
+  if (url.password !== "") url.password = "***";
+  for (const name of [...url.searchParams.keys()]) {
+    if (name.toLowerCase() === "password") url.searchParams.set(name, "***");
+  }
+  return url.toString();
 }
 
 /**
@@ -21,15 +62,15 @@ export class BoardAccess {
     this.#options = options;
   }
 
-  get path(): string {
-    return this.#options.path;
+  /** The board's location with any password removed: safe to log and to show an agent. */
+  get location(): string {
+    return redactBoardLocation(this.#options.location);
   }
 
   async board(): Promise<Board> {
     if (this.#closed) throw new BoardError("closed", "the bridge is shutting down");
     if (this.#board === undefined) {
-      const opening = (this.#options.open ?? openSqliteBoard)({
-        path: this.#options.path,
+      const opening = (this.#options.open ?? openBeeBoard)(this.#options.location, {
         busyTimeoutMs: this.#options.busyTimeoutMs,
       });
       this.#board = opening;
@@ -55,7 +96,10 @@ export interface BusyRetryOptions {
   now?: () => number;
 }
 
-/** Retries an operation that failed `busy` (another process holds the write lock) with a growing pause. */
+/**
+ * Retries an operation that failed `busy` (another process holds the SQLite write lock, or the
+ * PostgreSQL server is away) with a growing pause.
+ */
 export async function retryWhileBusy<T>(operation: () => Promise<T>, options: BusyRetryOptions): Promise<T> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));

@@ -1,5 +1,11 @@
 import { isAbsolute } from "node:path";
-import { type Board, BoardError, openSqliteBoard, resolveBoardLocation } from "@bridgeworks/board";
+import {
+  type Board,
+  BoardError,
+  isPostgresLocation,
+  migrateBoard,
+  resolveBoardLocation,
+} from "@bridgeworks/board";
 import {
   ActionBody,
   ActionId,
@@ -13,7 +19,7 @@ import {
   HumanSender,
 } from "@bridgeworks/protocol";
 import type { z } from "zod";
-import { retryWhileBusy } from "./board-access.js";
+import { openBeeBoard, redactBoardLocation, retryWhileBusy } from "./board-access.js";
 import { UsageError } from "./log.js";
 import { defaultPostKind } from "./tool-arguments.js";
 
@@ -30,14 +36,24 @@ export interface BoardCommandOptions {
   board?: string | undefined;
 }
 
+/** `--board`, else `BEE_BOARD`, else the default file: an absolute SQLite path or a `postgres://` URL. */
+export function boardLocation(io: CliIo, options: BoardCommandOptions): string {
+  if (options.board === undefined) return resolveBoardLocation(io.env, io.homeDir);
+  if (!isPostgresLocation(options.board) && !isAbsolute(options.board)) {
+    throw new UsageError(
+      "--board",
+      `must be an absolute path or a postgres:// URL, got ${redactBoardLocation(options.board)}`,
+    );
+  }
+  return options.board;
+}
+
 export async function withBoard<T>(
   io: CliIo,
   options: BoardCommandOptions,
   use: (board: Board) => Promise<T>,
 ): Promise<T> {
-  const path = options.board ?? resolveBoardLocation(io.env, io.homeDir);
-  if (!isAbsolute(path)) throw new UsageError("--board", `must be an absolute path, got ${path}`);
-  const board = await openSqliteBoard({ path, busyTimeoutMs: 2000 });
+  const board = await openBeeBoard(boardLocation(io, options), { busyTimeoutMs: 2000 });
   try {
     return await use(board);
   } finally {
@@ -149,6 +165,25 @@ export async function completeCommand(
   if (options.json) io.stdout(`${JSON.stringify(outcome)}\n`);
   else io.stdout(outcome.outcome === "completed" ? `completed ${id}\n` : `cancelled: ${id} was cancelled\n`);
   return outcome.outcome === "completed" ? exitCodes.ok : exitCodes.failed;
+}
+
+/** `bee board migrate`: creates or migrates the board's schema ahead of time and reports the versions. */
+export async function migrateCommand(
+  io: CliIo,
+  options: BoardCommandOptions & { json: boolean },
+): Promise<number> {
+  const location = boardLocation(io, options);
+  const migration = await migrateBoard(location);
+  if (options.json) {
+    io.stdout(`${JSON.stringify({ ...migration, board: redactBoardLocation(location) })}\n`);
+  } else {
+    const change =
+      migration.previousVersion === migration.schemaVersion
+        ? `already at schema version ${migration.schemaVersion}`
+        : `migrated from schema version ${migration.previousVersion} to ${migration.schemaVersion}`;
+    io.stdout(`${migration.store} board ${redactBoardLocation(location)}: ${change}\n`);
+  }
+  return exitCodes.ok;
 }
 
 function parseLimit(raw: string): number {

@@ -14,7 +14,8 @@ import { createBridgeServer } from "./mcp-server.js";
 import { BridgeTools } from "./tools.js";
 
 export interface BridgeSettings {
-  boardPath: string;
+  /** An absolute SQLite path or a `postgres://` URL, which may carry a password: log it redacted only. */
+  boardLocation: string;
   logLevel: ReturnType<typeof parseLogLevel>;
   progressIntervalMs: number;
   busyTimeoutMs: number;
@@ -27,7 +28,7 @@ export function readBridgeSettings(
   home: string,
 ): BridgeSettings {
   return {
-    boardPath: resolveBoardLocation(env, home),
+    boardLocation: resolveBoardLocation(env, home),
     logLevel: parseLogLevel(env.BEE_LOG_LEVEL),
     progressIntervalMs: readInteger(env, "BEE_PROGRESS_INTERVAL_MS", 2000, 100, 60_000),
     busyTimeoutMs: readInteger(env, "BEE_BUSY_TIMEOUT_MS", 100, 0, 10_000),
@@ -43,7 +44,10 @@ export async function runBridge(version: string): Promise<void> {
   const log = stderrLogger(settings.logLevel, "bee-bridge", env.BEE_LOG_FILE || undefined);
   const name = resolveAgentName(env, process.cwd());
 
-  const access = new BoardAccess({ path: settings.boardPath, busyTimeoutMs: settings.busyTimeoutMs });
+  const access = new BoardAccess({
+    location: settings.boardLocation,
+    busyTimeoutMs: settings.busyTimeoutMs,
+  });
   const identity = new BridgeIdentity({ access, name, log });
   const tools = new BridgeTools({
     access,
@@ -87,7 +91,7 @@ export async function runBridge(version: string): Promise<void> {
     name,
     pid: process.pid,
     claudePid: claudePid ?? null,
-    board: settings.boardPath,
+    board: access.location,
   });
 
   // Registration and the control channel are not needed to answer initialize: do them after connecting.

@@ -9,6 +9,7 @@ import {
   completeCommand,
   exitCodes,
   listCommand,
+  migrateCommand,
   postCommand,
 } from "./board-cli.js";
 import { runBridge } from "./bridge.js";
@@ -27,9 +28,11 @@ const usage = `usage: bee <command>
   bee agents [--json]
   bee claim <id> [--as NAME] [--json]
   bee complete <id> [--as NAME] [--result TEXT] [--json]
+  bee board migrate [--json]                   create or migrate the board's schema, print the versions
   bee setup claude [--scope user|project] [--dry-run] [--channel]
 
-Board commands take --board PATH (default: BEE_BOARD, else $XDG_STATE_HOME/bee/board.db).
+Board commands take --board PATH|URL (default: BEE_BOARD, else $XDG_STATE_HOME/bee/board.db).
+A postgres:// URL puts the board on PostgreSQL; keep its password in BEE_BOARD, not on the command line.
 Exit codes: 0 done; 1 failed (board error, retire failed); 2 bad usage; 3 a claim lost the race.
 `;
 
@@ -95,6 +98,12 @@ export async function main(argv: readonly string[]): Promise<number | "serving">
           json: flag(values),
           id: positionals[0],
         });
+      }
+      case "board": {
+        if (rest[0] !== "migrate")
+          throw new UsageError("board", "the only board command is: bee board migrate");
+        const { values } = parse(rest.slice(1), { board: "string", json: "boolean" }, 0);
+        return await migrateCommand(io, { ...pick(values, "board"), json: flag(values) });
       }
       case "setup":
         return setupCommand(rest);

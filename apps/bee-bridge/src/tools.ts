@@ -239,7 +239,11 @@ export class BridgeTools {
   async #whoami(): Promise<ToolResult> {
     try {
       const identity = await this.#options.identity.current();
-      return jsonResult({ identity, name: this.#options.identity.name, board: this.#options.access.path });
+      return jsonResult({
+        identity,
+        name: this.#options.identity.name,
+        board: this.#options.access.location,
+      });
     } catch (error) {
       return errorResult(describeBoardFailure(error, "retry the call"));
     }
