@@ -18,7 +18,13 @@ const stats = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const pick = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   const round = (v) => Math.round(v * 100) / 100;
-  return { n: sorted.length, p50: round(pick(0.5)), p95: round(pick(0.95)), max: round(sorted.at(-1)) };
+  return {
+    n: sorted.length,
+    p50: round(pick(0.5)),
+    p95: round(pick(0.95)),
+    p99: round(pick(0.99)),
+    max: round(sorted.at(-1)),
+  };
 };
 
 function startDaemon(stateDir, env = {}) {

@@ -17,7 +17,7 @@ import { createIsolatedEnvironment, resolveRealClient } from "@bridgeworks/test-
 const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
 const repoRoot = join(appDir, "../..");
 const warmup = Number(process.env.BENCH_WARMUP ?? 2);
-const samples = Number(process.env.BENCH_SAMPLES ?? 10);
+const samples = Number(process.env.BENCH_SAMPLES ?? 30);
 
 function piLines() {
   const legacy = resolveRealClient("pi");
@@ -119,6 +119,7 @@ function stats(values) {
     samples: sorted.length,
     medianMs: at(0.5),
     p90Ms: at(0.9),
+    p99Ms: at(0.99),
     minMs: sorted[0],
     maxMs: sorted.at(-1),
   };
