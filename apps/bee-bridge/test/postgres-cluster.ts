@@ -1,41 +1,12 @@
-import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
-/** The throwaway cluster `scripts/postgres-test-cluster.mjs start` prints (the board package's script). */
-export interface TestCluster {
-  dir: string;
-  url: string;
-  port: number;
-  pid: number;
-}
-
-const script = fileURLToPath(new URL("../../../scripts/postgres-test-cluster.mjs", import.meta.url));
-
-/**
- * Runs the cluster script, failing with its output: the PostgreSQL tests never skip, so a server
- * that cannot be started is a failure that says why.
- */
-export function clusterScript(command: "start" | "halt" | "resume" | "stop", dir?: string): string {
-  const result = spawnSync(process.execPath, [script, command, ...(dir === undefined ? [] : [dir])], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "pipe"],
-    timeout: 600_000,
-  });
-  if (result.status !== 0) {
-    throw new Error(
-      `could not ${command} the PostgreSQL test cluster (bee's PostgreSQL tests need one; ` +
-        `scripts/postgres-test-cluster.mjs installs Debian's postgresql when run as root):\n` +
-        `${result.error?.message ?? ""}${result.stderr}`,
-    );
-  }
-  return result.stdout;
-}
-
-export function startCluster(): TestCluster {
-  return JSON.parse(clusterScript("start")) as TestCluster;
-}
+export {
+  postgresClusterScript as clusterScript,
+  startPostgresCluster as startCluster,
+  type TestCluster,
+} from "@bridgeworks/test-harness";
 
 /** The server the globalSetup started (or the one the environment names). */
 export function postgresServerUrl(): string {

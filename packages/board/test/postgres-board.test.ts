@@ -5,6 +5,11 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { ActionRecord, AgentIdentity, Cursor } from "@bridgeworks/protocol";
+import {
+  postgresClusterScript as clusterScript,
+  startPostgresCluster as startCluster,
+  type TestCluster,
+} from "@bridgeworks/test-harness";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import {
   type Board,
@@ -15,7 +20,6 @@ import {
   resolveBoardLocation,
 } from "../src/index.js";
 import { BoardProcess, killByPid, tickingClock } from "../src/testing/index.js";
-import { clusterScript, startCluster, type TestCluster } from "./postgres-cluster.js";
 import {
   adminQuery,
   boardProcessScript,

@@ -8,5 +8,11 @@ export {
   writeCodexConfig,
   writePiModels,
 } from "./environment.js";
+export {
+  postgresClusterScript,
+  postgresGlobalSetup,
+  startPostgresCluster,
+  type TestCluster,
+} from "./postgres.js";
 export { type ExitStatus, ProcessTracker, type TrackedProcess } from "./processes.js";
 export { parseJsonLines, waitUntil, withTimeout } from "./waiting.js";
