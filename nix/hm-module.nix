@@ -34,34 +34,12 @@ let
   // cfg.environment;
 in
 {
-  options.services.floot-daemon = {
-    enable = lib.mkEnableOption "the Floot daemon as a user service";
-
-    package = lib.mkOption {
-      type = lib.types.package;
-      default = self.packages.${pkgs.stdenv.hostPlatform.system}.floot-daemon;
-      defaultText = lib.literalExpression "bridgeworks.packages.\${system}.floot-daemon";
-      description = "The floot-daemon package.";
+  options.services.floot-daemon =
+    import ./floot-service-options.nix {
+      inherit lib pkgs self;
+      what = "the Floot daemon as a user service";
+      pathDescription = "Packages put first on the daemon's PATH (claude, codex, git, ...).";
     };
-
-    extraArgs = lib.mkOption {
-      type = lib.types.listOf lib.types.str;
-      default = [ ];
-      description = "Arguments after `floot daemon`.";
-    };
-
-    path = lib.mkOption {
-      type = lib.types.listOf lib.types.package;
-      default = [ ];
-      description = "Packages put first on the daemon's PATH (claude, codex, git, ...).";
-    };
-
-    environment = lib.mkOption {
-      type = lib.types.attrsOf lib.types.str;
-      default = { };
-      description = "Extra environment variables. Never put a secret here: it lands in the world-readable store.";
-    };
-  };
 
   config = lib.mkIf cfg.enable (
     lib.mkMerge [

@@ -14,46 +14,25 @@ let
   runtimeDir = "/run/floot-daemon";
 in
 {
-  options.services.floot-daemon = {
-    enable = lib.mkEnableOption "the Floot daemon (hosts Claude Code and Codex sessions that survive a restart)";
+  options.services.floot-daemon =
+    import ./floot-service-options.nix {
+      inherit lib pkgs self;
+      what = "the Floot daemon (hosts Claude Code and Codex sessions that survive a restart)";
+      pathDescription = "Packages on the daemon's PATH: the claude and codex CLIs it starts, git, and what their tools run.";
+    }
+    // {
+      environmentFile = lib.mkOption {
+        type = lib.types.nullOr lib.types.path;
+        default = null;
+        description = "A file of KEY=value lines (e.g. ANTHROPIC_API_KEY) read by systemd at start, outside the store.";
+      };
 
-    package = lib.mkOption {
-      type = lib.types.package;
-      default = self.packages.${pkgs.stdenv.hostPlatform.system}.floot-daemon;
-      defaultText = lib.literalExpression "bridgeworks.packages.\${system}.floot-daemon";
-      description = "The floot-daemon package.";
+      user = lib.mkOption {
+        type = lib.types.nullOr lib.types.str;
+        default = null;
+        description = "Run as this existing user (so sessions can work in that user's projects). null: a dynamic user.";
+      };
     };
-
-    extraArgs = lib.mkOption {
-      type = lib.types.listOf lib.types.str;
-      default = [ ];
-      description = "Arguments after `floot daemon`.";
-    };
-
-    path = lib.mkOption {
-      type = lib.types.listOf lib.types.package;
-      default = [ ];
-      description = "Packages on the daemon's PATH: the claude and codex CLIs it starts, git, and what their tools run.";
-    };
-
-    environment = lib.mkOption {
-      type = lib.types.attrsOf lib.types.str;
-      default = { };
-      description = "Extra environment variables. Never put a secret here: it lands in the world-readable store.";
-    };
-
-    environmentFile = lib.mkOption {
-      type = lib.types.nullOr lib.types.path;
-      default = null;
-      description = "A file of KEY=value lines (e.g. ANTHROPIC_API_KEY) read by systemd at start, outside the store.";
-    };
-
-    user = lib.mkOption {
-      type = lib.types.nullOr lib.types.str;
-      default = null;
-      description = "Run as this existing user (so sessions can work in that user's projects). null: a dynamic user.";
-    };
-  };
 
   config = lib.mkIf cfg.enable {
     systemd.services.floot-daemon = {
