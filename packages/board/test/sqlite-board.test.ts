@@ -102,6 +102,12 @@ describe("the board file", () => {
       "recheckIntervalMs",
     );
   });
+
+  test("a folder that cannot be created is refused naming path, not a hang", async () => {
+    const error = await refusal(openSqliteBoard({ path: "/proc/bee-board-test/board.db" }));
+    expect(error.argument).toBe("path");
+    expect(error.message).toContain("/proc/bee-board-test");
+  });
 });
 
 describe("contention", () => {

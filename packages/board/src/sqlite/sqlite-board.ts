@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import type { ActionPage } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
@@ -37,7 +37,7 @@ export async function openSqliteBoard(options: SqliteBoardOptions): Promise<Boar
   );
   const deps = boardDeps(options);
 
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  createParentDirs(dirname(path));
   createPrivately(path);
   const notifyPath = `${path}-notify`;
   createPrivately(notifyPath);
@@ -139,4 +139,22 @@ function translateSqliteError(error: unknown): unknown {
     return new BoardError("busy", `the board file is busy (${error.code}); retry`, { cause: error });
   }
   return error;
+}
+
+/**
+ * mkdir -p with mode 0700, one level at a time: Node 20's recursive mkdirSync never returns for a
+ * path under /proc, and a folder that cannot be made must be a clear error naming `path`.
+ */
+function createParentDirs(dir: string): void {
+  const missing: string[] = [];
+  for (let current = dir; !existsSync(current); current = dirname(current)) missing.unshift(current);
+  for (const folder of missing) {
+    try {
+      mkdirSync(folder, { mode: 0o700 });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "EEXIST") continue;
+      throw argumentError("path", `cannot create the board's folder ${folder} (${code ?? String(error)})`);
+    }
+  }
 }
