@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
+import { type ModelDouble, startModelDouble, toolResultText } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { bundlePath, eventually, runBee } from "./helpers.js";
+import { beeEnvironment, toolNames, waitThenAnswerScript, waitTool } from "./real-claude.js";
 
 let double: ModelDouble | undefined;
 let environment: IsolatedEnvironment | undefined;
@@ -15,56 +16,10 @@ afterEach(async () => {
   double = undefined;
 });
 
-const waitTool = "mcp__bee__bee_wait_action";
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name);
-}
-
-function toolResultText(body: unknown, toolUseId: string): string | undefined {
-  for (const message of (body as { messages?: Array<{ content: unknown }> }).messages ?? []) {
-    if (!Array.isArray(message.content)) continue;
-    for (const block of message.content as Array<Record<string, unknown>>) {
-      if (block.type !== "tool_result" || block.tool_use_id !== toolUseId) continue;
-      const content = block.content;
-      return typeof content === "string"
-        ? content
-        : (content as Array<{ text?: string }>).map((part) => part.text ?? "").join("");
-    }
-  }
-  return undefined;
-}
-
 test("claude -p: the wait tool is loaded up front, carries progress and tool-use ids, and a posted action reaches the model", async () => {
-  double = await startModelDouble({
-    steps: [
-      {
-        match: { lastUserTextIncludes: "wait for bee" },
-        response: {
-          events: [
-            {
-              type: "tool_use",
-              id: "toolu_bee_wait",
-              nameFrom: { equals: waitTool },
-              input: { timeoutSeconds: 30 },
-            },
-          ],
-        },
-      },
-      {
-        match: { toolResultFor: "toolu_bee_wait" },
-        response: { events: [{ type: "text", text: "got the action" }] },
-      },
-    ],
-  });
+  double = await startModelDouble(waitThenAnswerScript);
   environment = createIsolatedEnvironment({ modelUrl: double.url });
-  const beeEnv = {
-    BEE_BOARD: join(environment.root, "board.db"),
-    BEE_RUN_DIR: join(environment.root, "run"),
-    BEE_AGENT: "alpha",
-    BEE_LOG_LEVEL: "debug",
-    BEE_LOG_FILE: join(environment.root, "bridge.log"),
-  };
+  const beeEnv = beeEnvironment(environment.root);
   const mcpConfig = join(environment.root, "mcp.json");
   writeFileSync(
     mcpConfig,
@@ -119,12 +74,12 @@ test("claude -p: the wait tool is loaded up front, carries progress and tool-use
   const action = JSON.parse(posted.stdout) as { id: string };
 
   const followUp = await double.waitForRequest(
-    (request) => toolResultText(request.body, "toolu_bee_wait") !== undefined,
+    (request) => toolResultText("anthropic", request.body, "toolu_bee_wait") !== undefined,
     {
       timeoutMs: 60_000,
     },
   );
-  const page = JSON.parse(toolResultText(followUp.body, "toolu_bee_wait") ?? "") as {
+  const page = JSON.parse(toolResultText("anthropic", followUp.body, "toolu_bee_wait") ?? "") as {
     records: Array<{ id: string }>;
   };
   expect(page.records.map((record) => record.id)).toEqual([action.id]);

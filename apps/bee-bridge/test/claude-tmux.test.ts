@@ -9,6 +9,7 @@ import {
 } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { bundlePath, eventually, runBee } from "./helpers.js";
+import { beeEnvironment, sessionEventTool, waitTool } from "./real-claude.js";
 
 let double: ModelDouble | undefined;
 let environment: IsolatedEnvironment | undefined;
@@ -104,13 +105,7 @@ async function startInteractiveClaude(
   double = modelDouble;
   environment = createIsolatedEnvironment({ modelUrl: modelDouble.url });
   const env = environment;
-  const beeEnv = {
-    BEE_BOARD: join(env.root, "board.db"),
-    BEE_RUN_DIR: join(env.root, "run"),
-    BEE_AGENT: "alpha",
-    BEE_LOG_LEVEL: "debug",
-    BEE_LOG_FILE: join(env.root, "bridge.log"),
-  };
+  const beeEnv = beeEnvironment(env.root);
   const seed = JSON.stringify({
     hasCompletedOnboarding: true,
     theme: "dark",
@@ -132,7 +127,7 @@ async function startInteractiveClaude(
   writeFileSync(
     settings,
     JSON.stringify({
-      permissions: { deny: ["mcp__bee__bee_session_event"] },
+      permissions: { deny: [sessionEventTool] },
       hooks: {
         SessionStart: [
           {
@@ -157,7 +152,7 @@ async function startInteractiveClaude(
     "200",
     "-y",
     "50",
-    `cd ${JSON.stringify(env.workspace)} && env -i ${exports} claude --mcp-config ${mcpConfig} --strict-mcp-config --settings ${settings} --allowedTools mcp__bee__bee_wait_action`,
+    `cd ${JSON.stringify(env.workspace)} && env -i ${exports} claude --mcp-config ${mcpConfig} --strict-mcp-config --settings ${settings} --allowedTools ${waitTool}`,
   );
 
   return { beeEnv, double: modelDouble };
@@ -221,7 +216,7 @@ test.each([
       const names = ((request.body as { tools?: Array<{ name: string }> }).tools ?? []).map(
         (tool) => tool.name,
       );
-      expect(names).not.toContain("mcp__bee__bee_session_event");
+      expect(names).not.toContain(sessionEventTool);
     }
     const starts = logEntries(beeEnv.BEE_LOG_FILE).filter((entry) => entry.message === "bridge started");
     expect(starts.map((entry) => entry.pid)).toEqual([bridgePid]);
@@ -238,7 +233,7 @@ test("interactive claude: Esc during a wait cancels it in the bridge", async () 
             {
               type: "tool_use",
               id: "toolu_esc_wait",
-              nameFrom: { equals: "mcp__bee__bee_wait_action" },
+              nameFrom: { equals: waitTool },
               input: { timeoutSeconds: 60 },
             },
           ],

@@ -4,6 +4,13 @@ import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { bundlePath, eventually, runBee } from "./helpers.js";
+import {
+  beeEnvironment,
+  sessionEventTool,
+  toolNames,
+  waitThenAnswerScript,
+  waitTool,
+} from "./real-claude.js";
 
 let double: ModelDouble | undefined;
 let environment: IsolatedEnvironment | undefined;
@@ -14,13 +21,6 @@ afterEach(async () => {
   environment = undefined;
   double = undefined;
 });
-
-const waitTool = "mcp__bee__bee_wait_action";
-const sessionEventTool = "mcp__bee__bee_session_event";
-
-function toolNames(body: unknown): string[] {
-  return ((body as { tools?: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name);
-}
 
 type Case = {
   scope: "user" | "project";
@@ -37,36 +37,10 @@ const cases: Array<[string, Case]> = [
 test.each(cases)(
   "bee setup claude, %s: the real claude -p starts the bridge from the written config alone, offers the wait tool and hides the session-event tool",
   async (_label, { scope, withoutConfigDir }) => {
-    double = await startModelDouble({
-      steps: [
-        {
-          match: { lastUserTextIncludes: "wait for bee" },
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                id: "toolu_bee_wait",
-                nameFrom: { equals: waitTool },
-                input: { timeoutSeconds: 30 },
-              },
-            ],
-          },
-        },
-        {
-          match: { toolResultFor: "toolu_bee_wait" },
-          response: { events: [{ type: "text", text: "got the action" }] },
-        },
-      ],
-    });
+    double = await startModelDouble(waitThenAnswerScript);
     environment = createIsolatedEnvironment({ modelUrl: double.url });
     // The server entry bee setup writes carries no env: the bridge inherits these from claude.
-    const beeEnv = {
-      BEE_BOARD: join(environment.root, "board.db"),
-      BEE_RUN_DIR: join(environment.root, "run"),
-      BEE_AGENT: "alpha",
-      BEE_LOG_LEVEL: "debug",
-      BEE_LOG_FILE: join(environment.root, "bridge.log"),
-    };
+    const beeEnv = beeEnvironment(environment.root);
     Object.assign(environment.env, beeEnv);
     if (withoutConfigDir) delete environment.env.CLAUDE_CONFIG_DIR;
 
