@@ -2,8 +2,10 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import {
+  lastAssistant,
   type PiEvent,
   piLines,
+  textOf,
   toolExecutions,
   toolResultBlock,
   toolResultText,
@@ -21,17 +23,6 @@ const read = { endsWith: "__read" };
 
 function executedIds(events: readonly PiEvent[]): string[] {
   return toolExecutions(events).map((event) => String(event.toolCallId));
-}
-
-function finalText(events: readonly PiEvent[]): string {
-  const end = events.find((event) => event.type === "agent_end") as { messages?: unknown[] } | undefined;
-  const assistant = (end?.messages ?? [])
-    .filter(
-      (message): message is { role: string; content: Array<{ type: string; text?: string }> } =>
-        (message as { role?: string }).role === "assistant",
-    )
-    .at(-1);
-  return (assistant?.content ?? []).map((part) => (part.type === "text" ? (part.text ?? "") : "")).join("");
 }
 
 describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => {
@@ -80,7 +71,7 @@ describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => 
         .join(""),
     );
     expect(outputs.join("")).toBe("DEFER_REPRO_A\nDEFER_REPRO_B\n");
-    expect(finalText(events)).toBe("DEFER_REPRO_A\nDEFER_REPRO_B");
+    expect(textOf(lastAssistant(events))).toBe("DEFER_REPRO_A\nDEFER_REPRO_B");
     const last = scenario.double.requests.at(-1)!;
     expect(toolResultText(last.body, "toolu_repro_a")?.trim()).toBe("DEFER_REPRO_A");
     expect(toolResultText(last.body, "toolu_repro_b")?.trim()).toBe("DEFER_REPRO_B");
@@ -136,7 +127,7 @@ describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => 
       );
       expect(toolResultText(followUp?.body, "toolu_two_1")).toContain(expected[0]);
       expect(toolResultText(followUp?.body, "toolu_two_2")).toContain(expected[1]);
-      expect(finalText(events)).toBe("both done");
+      expect(textOf(lastAssistant(events))).toBe("both done");
       // Claude Code's dispatch order, as the ledger saw it: with readOnlyHint the second handler waits
       // before Pi got the calls; without it, only after the first one was answered, so the second
       // result had to be queued by id until its handler came.

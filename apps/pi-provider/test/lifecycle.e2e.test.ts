@@ -11,6 +11,7 @@ import {
   type PiEvent,
   type PiProcess,
   piLines,
+  textOf,
   toolResultBlock,
 } from "./support/pi-driver.js";
 import { Scenario } from "./support/scenario.js";
@@ -25,11 +26,6 @@ const bash = { endsWith: "__bash" };
 // A 2x2 red PNG.
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
-
-function textOf(message: Record<string, unknown> | undefined): string {
-  const content = (message?.content ?? []) as Array<{ type: string; text?: string }>;
-  return content.map((part) => (part.type === "text" ? (part.text ?? "") : "")).join("");
-}
 
 async function noClaudeLeft(pi: PiProcess): Promise<number[]> {
   const deadline = Date.now() + 10_000;

@@ -195,6 +195,12 @@ export function toolExecutions(events: readonly PiEvent[]): PiEvent[] {
   return events.filter((event) => event.type === "tool_execution_end");
 }
 
+/** The text parts of a message, joined. */
+export function textOf(message: Record<string, unknown> | undefined): string {
+  const content = (message?.content ?? []) as Array<{ type: string; text?: string }>;
+  return content.map((part) => (part.type === "text" ? (part.text ?? "") : "")).join("");
+}
+
 export function lastAssistant(events: readonly PiEvent[]): Record<string, unknown> | undefined {
   const ends = events.filter(
     (event) => event.type === "message_end" && (event.message as { role?: string }).role === "assistant",
