@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
-import { join } from "node:path";
 import { promisify } from "node:util";
+import { RunFile } from "@bridgeworks/protocol";
 import { ProcessTracker } from "@bridgeworks/test-harness";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createSandbox, eventually, runBee, type Sandbox, startBridge, startFakeClaude } from "./helpers.js";
+import { createSandbox, eventually, runBee, type Sandbox, startBridgeWithRunFile } from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
 let tracker: ProcessTracker;
@@ -22,27 +22,15 @@ afterEach(async () => {
   sandbox.dispose();
 });
 
-interface RunFile {
-  port: number;
-  token: string;
-  pid: number;
-}
-
 interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
 }
 
 async function bridgeWithRunFile() {
-  const claude = startFakeClaude(tracker);
-  const running = await startBridge({
-    tracker,
-    env: { ...sandbox.env, BEE_AGENT: "alpha", CLAUDE_PID: String(claude.pid) },
-  });
-  const path = join(sandbox.runDir, `${claude.pid}.json`);
-  await eventually(() => existsSync(path));
-  const runFile = JSON.parse(readFileSync(path, "utf8")) as RunFile;
-  return { claude, running, path, runFile };
+  const { claude, running, runFilePath } = await startBridgeWithRunFile(tracker, sandbox);
+  const runFile = RunFile.parse(JSON.parse(readFileSync(runFilePath, "utf8")));
+  return { claude, running, path: runFilePath, runFile };
 }
 
 function send(port: number, method: string, headers: Record<string, string>, body = ""): Promise<Answer> {

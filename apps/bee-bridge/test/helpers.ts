@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -162,4 +162,19 @@ export function textOf(result: unknown): string {
 /** A stand-in for the claude process: a long sleep whose pid the bridge reads from CLAUDE_PID. */
 export function startFakeClaude(tracker: ProcessTracker): TrackedProcess {
   return tracker.spawn("sleep", ["600"], { stdio: "ignore" });
+}
+
+/**
+ * A bridge (agent `alpha`) under a fake claude, once it has written its run file:
+ * `runFilePath` is `<runDir>/<claudePid>.json`.
+ */
+export async function startBridgeWithRunFile(tracker: ProcessTracker, sandbox: Sandbox) {
+  const claude = startFakeClaude(tracker);
+  const running = await startBridge({
+    tracker,
+    env: { ...sandbox.env, BEE_AGENT: "alpha", CLAUDE_PID: String(claude.pid) },
+  });
+  const runFilePath = join(sandbox.runDir, `${claude.pid}.json`);
+  await eventually(() => existsSync(runFilePath));
+  return { claude, running, runFilePath };
 }

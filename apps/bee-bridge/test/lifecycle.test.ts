@@ -2,7 +2,15 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ProcessTracker } from "@bridgeworks/test-harness";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createSandbox, eventually, runBee, type Sandbox, startBridge, startFakeClaude } from "./helpers.js";
+import {
+  createSandbox,
+  eventually,
+  runBee,
+  type Sandbox,
+  startBridge,
+  startBridgeWithRunFile,
+  startFakeClaude,
+} from "./helpers.js";
 
 let tracker: ProcessTracker;
 let sandbox: Sandbox;
@@ -18,14 +26,8 @@ afterEach(async () => {
 });
 
 async function bridgeWithRunFile() {
-  const claude = startFakeClaude(tracker);
-  const running = await startBridge({
-    tracker,
-    env: { ...sandbox.env, BEE_AGENT: "alpha", CLAUDE_PID: String(claude.pid) },
-  });
-  const runFile = join(sandbox.runDir, `${claude.pid}.json`);
-  await eventually(() => existsSync(runFile));
-  return { claude, running, runFile };
+  const { claude, running, runFilePath } = await startBridgeWithRunFile(tracker, sandbox);
+  return { claude, running, runFile: runFilePath };
 }
 
 const clearInput = (source: string) =>
