@@ -1,10 +1,4 @@
-import {
-  type Board,
-  BoardError,
-  isPostgresLocation,
-  type OpenBoardOptions,
-  openBoard,
-} from "@bridgeworks/board";
+import { type Board, BoardError, openBoard, redactBoardLocation } from "@bridgeworks/board";
 import { describeError } from "./log.js";
 
 export interface BoardAccessOptions {
@@ -18,35 +12,9 @@ export interface BoardAccessOptions {
   open?: typeof openBeeBoard;
 }
 
-/**
- * Opens the board at `location` through `openBoard`, which picks SQLite or PostgreSQL. The SQLite
- * busy timeout goes only to a SQLite board (`openBoard` hands its options to the store it opens).
- */
+/** Opens the board at `location` through `openBoard`, which picks SQLite or PostgreSQL. */
 export function openBeeBoard(location: string, options: { busyTimeoutMs: number }): Promise<Board> {
-  const storeOptions: OpenBoardOptions & { busyTimeoutMs?: number } = isPostgresLocation(location)
-    ? {}
-    : { busyTimeoutMs: options.busyTimeoutMs };
-  return openBoard(location, storeOptions);
-}
-
-/**
- * The location as it may be shown (logs, `bee_whoami`, CLI output): a PostgreSQL URL loses its
- * password, whether in the user-info part or in a `password` parameter. A file path is kept as it is.
- */
-export function redactBoardLocation(location: string): string {
-  if (!isPostgresLocation(location)) return location;
-  let url: URL;
-  try {
-    url = new URL(location);
-  } catch {
-    // Not parseable: show only the scheme, never a guess at where the password ends.
-    return `${location.slice(0, location.indexOf(":"))}://(unparseable URL)`;
-  }
-  if (url.password !== "") url.password = "***";
-  for (const name of [...url.searchParams.keys()]) {
-    if (name.toLowerCase() === "password") url.searchParams.set(name, "***");
-  }
-  return url.toString();
+  return openBoard(location, options);
 }
 
 /**

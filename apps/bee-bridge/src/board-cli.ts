@@ -4,6 +4,7 @@ import {
   BoardError,
   isPostgresLocation,
   migrateBoard,
+  redactBoardLocation,
   resolveBoardLocation,
 } from "@bridgeworks/board";
 import {
@@ -19,7 +20,7 @@ import {
   HumanSender,
 } from "@bridgeworks/protocol";
 import type { z } from "zod";
-import { openBeeBoard, redactBoardLocation, retryWhileBusy } from "./board-access.js";
+import { openBeeBoard, retryWhileBusy } from "./board-access.js";
 import { UsageError } from "./log.js";
 import { defaultPostKind } from "./tool-arguments.js";
 

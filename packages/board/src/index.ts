@@ -1,6 +1,6 @@
 export type { Board, BoardDeps, ListOptions, RetireOptions, WaitOptions } from "./board.js";
 export { BoardError, RetireIncompleteError } from "./errors.js";
-export { isPostgresLocation, resolveBoardLocation } from "./location.js";
+export { isPostgresLocation, redactBoardLocation, resolveBoardLocation } from "./location.js";
 export {
   type BoardMigration,
   type BoardStore,

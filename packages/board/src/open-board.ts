@@ -16,6 +16,8 @@ import { openSqliteBoard, translateSqliteErrors } from "./sqlite/sqlite-board.js
 export interface OpenBoardOptions extends Partial<BoardDeps> {
   /** The safety re-check for waiters, in case a wake-up is missed (SQLite default 1000, PostgreSQL 5000). */
   recheckIntervalMs?: number;
+  /** SQLite only: how long a write waits for another process's lock before a retryable `busy`. */
+  busyTimeoutMs?: number;
 }
 
 export type BoardStore = "sqlite" | "postgres";
@@ -38,9 +40,9 @@ export function boardStoreOf(location: string): BoardStore {
  */
 export async function openBoard(location: string, options: OpenBoardOptions = {}): Promise<Board> {
   requireObject(options, "options");
-  return boardStoreOf(location) === "postgres"
-    ? openPostgresBoard({ ...options, url: location })
-    : openSqliteBoard({ ...options, path: location });
+  if (boardStoreOf(location) === "sqlite") return openSqliteBoard({ ...options, path: location });
+  const { busyTimeoutMs: _sqliteOnly, ...postgresOptions } = options;
+  return openPostgresBoard({ ...postgresOptions, url: location });
 }
 
 export interface BoardMigration {

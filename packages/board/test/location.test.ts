@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { BoardError, resolveBoardLocation } from "../src/index.js";
+import { BoardError, redactBoardLocation, resolveBoardLocation } from "../src/index.js";
 
 describe("resolveBoardLocation", () => {
   const home = "/home/ada";
@@ -39,5 +39,19 @@ describe("resolveBoardLocation with a PostgreSQL server", () => {
     expect(() => resolveBoardLocation({ BEE_BOARD: "mysql://db/bee" }, "/home/ada")).toThrowError(
       /^BEE_BOARD: must be an absolute path or a postgres:\/\/ URL/,
     );
+  });
+});
+
+describe("redactBoardLocation", () => {
+  test("hides a password in the userinfo or a password parameter, and keeps a path as it is", () => {
+    expect(redactBoardLocation("postgres://bee:hunter2@db.local:5432/bee?schema=team")).toBe(
+      "postgres://bee:***@db.local:5432/bee?schema=team",
+    );
+    expect(redactBoardLocation("postgresql://db.local/bee?password=hunter2")).not.toContain("hunter2");
+    expect(redactBoardLocation("/var/lib/bee/board.db")).toBe("/var/lib/bee/board.db");
+  });
+
+  test("shows only the scheme of an unparseable URL", () => {
+    expect(redactBoardLocation("postgres://bee:hunter2@[::1")).toBe("postgres://(unparseable URL)");
   });
 });

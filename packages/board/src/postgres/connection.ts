@@ -1,6 +1,7 @@
 import { Socket } from "node:net";
 import pg from "pg";
 import { argumentError, BoardError } from "../errors.js";
+import { redactBoardLocation } from "../location.js";
 
 const defaultSchema = "bee";
 const schemaName = /^[a-z_][a-z0-9_]{0,47}$/;
@@ -37,7 +38,7 @@ export function parsePostgresLocation(location: string, argument: string): Postg
   try {
     url = new URL(location);
   } catch {
-    throw argumentError(argument, `is not a valid postgres:// URL: ${redactUrl(location)}`);
+    throw argumentError(argument, `is not a valid postgres:// URL: ${redactBoardLocation(location)}`);
   }
   const schema = url.searchParams.get("schema") ?? defaultSchema;
   if (!schemaName.test(schema)) {
@@ -48,11 +49,6 @@ export function parsePostgresLocation(location: string, argument: string): Postg
   }
   url.searchParams.delete("schema");
   return { connectionString: url.toString(), schema, channel: `${schema}_board_changes` };
-}
-
-/** The URL with any password replaced, for messages and logs. */
-export function redactUrl(location: string): string {
-  return location.replace(/^(postgres(?:ql)?:\/\/[^:/?#@]*):[^@/?#]*@/i, "$1:***@");
 }
 
 export interface ConnectionSettings {
