@@ -442,7 +442,18 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     expect((await loser.exited).code).toBe(75);
     expect(loser.stderr()).toContain("holds the state dir lock");
     expect(loser.stderr()).not.toContain("daemon ready");
-    await waitUntil(() => w.readDaemonFile()?.pid === winner.pid, 30_000, "winner ready");
+    let winnerExit: unknown;
+    void winner.exited.then((exit) => {
+      winnerExit = exit;
+    });
+    await waitUntil(
+      () => {
+        if (winnerExit) throw new Error(`both daemons exited; the winner with ${JSON.stringify(winnerExit)}`);
+        return w.readDaemonFile()?.pid === winner.pid;
+      },
+      30_000,
+      "winner ready",
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(w.readDaemonFile()?.pid).toBe(winner.pid);
     process.kill(winner.pid, "SIGTERM");

@@ -17,13 +17,48 @@ export interface ProcessStamp {
   startTime: string;
 }
 
+export interface StateLockOptions {
+  /**
+   * How long a busy lock is retried before the state dir counts as held. Two daemons starting at once
+   * can each make the other's first attempt fail (one holds SQLite's shared lock while the other needs
+   * the exclusive one), so a single attempt could leave neither running. A live holder never lets go,
+   * so retrying only costs a refused daemon this long.
+   */
+  contentionWindowMs?: number;
+  now?: () => number;
+  sleep?: (ms: number) => void;
+  random?: () => number;
+}
+
+const defaultContentionWindowMs = 500;
+
 /**
  * Takes the state dir's lock: an exclusive SQLite lock (an fcntl lock the kernel drops when its holder
- * dies, SIGKILL included) on `path`, held for the life of the process. A second daemon fails at once,
- * before it opens the journal or fences anything. The holder's pid and start time are written inside
- * for diagnostics only; the lock itself never goes stale.
+ * dies, SIGKILL included) on `path`, held for the life of the process. A second daemon fails within the
+ * contention window, before it opens the journal or fences anything. The holder's pid and start time
+ * are written inside for diagnostics only; the lock itself never goes stale.
  */
-export function acquireStateLock(path: string, holder: ProcessStamp): StateLock {
+export function acquireStateLock(
+  path: string,
+  holder: ProcessStamp,
+  options: StateLockOptions = {},
+): StateLock {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? sleepSync;
+  const random = options.random ?? Math.random;
+  const deadline = now() + (options.contentionWindowMs ?? defaultContentionWindowMs);
+  for (;;) {
+    const lock = tryAcquire(path, holder);
+    if (lock) return lock;
+    if (now() >= deadline) {
+      throw new StateDirLockedError(`another floot daemon holds the state dir lock ${path}`);
+    }
+    // Jitter, so two contenders that collided do not collide again in step.
+    sleep(5 + Math.floor(random() * 20));
+  }
+}
+
+function tryAcquire(path: string, holder: ProcessStamp): StateLock | undefined {
   const db = new Database(path, { timeout: 0 });
   try {
     db.pragma("locking_mode = EXCLUSIVE");
@@ -37,10 +72,9 @@ export function acquireStateLock(path: string, holder: ProcessStamp): StateLock 
     );
     db.exec("COMMIT");
   } catch (error) {
+    // Closing drops every lock this attempt took, so a contender it blocked can proceed.
     db.close();
-    if (isBusy(error)) {
-      throw new StateDirLockedError(`another floot daemon holds the state dir lock ${path}`);
-    }
+    if (isBusy(error)) return undefined;
     throw error;
   }
   return {
@@ -49,6 +83,10 @@ export function acquireStateLock(path: string, holder: ProcessStamp): StateLock 
       if (db.open) db.close();
     },
   };
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function isBusy(error: unknown): boolean {
