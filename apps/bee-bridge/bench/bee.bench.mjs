@@ -1,11 +1,15 @@
-// Wake latency, idle cost, claim throughput and shutdown time of the built `bee` bundle, as JSON.
+// Wake latency, idle cost, claim throughput and shutdown time of the built `bee` bundle, and how fast
+// Esc in real interactive claude cancels a wait in the bridge, as JSON. Imports the model double and the
+// test harness from their dist (`pnpm turbo run bench` builds them first).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { resolveRealClient } from "@bridgeworks/test-harness";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { escapeDuringWait, startInteractiveClaude, waitOnPromptSteps } from "../test/interactive-claude.mjs";
 
 const bundle = fileURLToPath(new URL("../bundle/bee.mjs", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "bee-bench-"));
@@ -16,6 +20,11 @@ const env = {
   BEE_RUN_DIR: join(root, "run"),
 };
 const clients = [];
+const escSamples = Number(process.env.BENCH_ESC_SAMPLES ?? 10);
+
+async function closeClients() {
+  await Promise.allSettled(clients.splice(0).map(({ client }) => client.close()));
+}
 
 async function bridge(agent) {
   const transport = new StdioClientTransport({
@@ -76,6 +85,32 @@ function cpuAndRss(pid) {
   const ticks = Number(fields[11]) + Number(fields[12]);
   const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
   return { ticks, rssKb };
+}
+
+// Real interactive claude under tmux (the pinned binary, isolated HOME, the model double): each round
+// types a prompt the double answers with bee_wait_action {timeoutSeconds: 60}, waits for the bridge's
+// `tools/call` line, presses Escape and takes the time to the bridge's `tool call cancelled` line. (A
+// cancelled MCP request gets no response, so there is no answer to time beyond that.)
+async function escCancelLatency(rounds) {
+  const session = await startInteractiveClaude({ steps: waitOnPromptSteps("wait now") });
+  try {
+    await session.waitForLog((entry) => entry.message === "identity registered", 60_000);
+    // claude takes input a moment after its MCP servers are up.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const samples = [];
+    for (let index = 0; index < rounds; index++) {
+      const { pressedAt, cancelledAt } = await escapeDuringWait(session, `wait now ${index}`);
+      samples.push(cancelledAt - pressedAt);
+      // Let claude settle back to its prompt before the next round.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    const starts = session.log().filter((entry) => entry.message === "bridge started").length;
+    if (starts !== 1) throw new Error(`expected one bridge for the whole session, saw ${starts}`);
+    return { claude: resolveRealClient("claude").version, ...summary(samples), targetMs: 1000 };
+  } finally {
+    // Ends the tmux server, claude and the bridge by pid, even when a round failed.
+    await session.close();
+  }
 }
 
 async function shutdownTimes(rounds) {
@@ -163,8 +198,11 @@ try {
     },
     sigintToExit: await shutdownTimes(20),
   };
+  // The bench's own bridges would only add noise to a real claude session.
+  await closeClients();
+  result.escCancel = await escCancelLatency(escSamples);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } finally {
-  await Promise.allSettled(clients.map(({ client }) => client.close()));
+  await closeClients();
   rmSync(root, { recursive: true, force: true });
 }

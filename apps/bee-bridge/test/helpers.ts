@@ -99,10 +99,17 @@ export interface StartBridgeOptions {
   tracker: ProcessTracker;
   env: Record<string, string>;
   cwd?: string;
+  /** Runs before the client connects, e.g. to install notification handlers. */
+  configureClient?: (client: Client) => void;
 }
 
 /** Spawns the built `bee bridge` and connects an MCP SDK client to it over stdio. */
-export async function startBridge({ tracker, env, cwd }: StartBridgeOptions): Promise<RunningBridge> {
+export async function startBridge({
+  tracker,
+  env,
+  cwd,
+  configureClient,
+}: StartBridgeOptions): Promise<RunningBridge> {
   const child = tracker.spawn(process.execPath, [bundlePath, "bridge"], {
     cwd: cwd ?? env.HOME,
     env,
@@ -110,6 +117,7 @@ export async function startBridge({ tracker, env, cwd }: StartBridgeOptions): Pr
   });
   const transport = new ChildStdioTransport(child.child);
   const client = new Client({ name: "bee-test", version: "0.0.0" });
+  configureClient?.(client);
   await client.connect(transport);
   return { process: child, client, transport };
 }

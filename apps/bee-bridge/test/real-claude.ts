@@ -1,25 +1,17 @@
-import { join } from "node:path";
 import type { ScriptInput } from "@bridgeworks/model-double";
+import { waitTool } from "./interactive-claude.mjs";
 
 // What the real-Claude-Code tests share: the tool names, the bridge's environment, the double's script.
-
-export const waitTool = "mcp__bee__bee_wait_action";
-export const sessionEventTool = "mcp__bee__bee_session_event";
+// The pieces the bench needs too live in interactive-claude.mjs (plain JavaScript).
+export {
+  beeEnvironment,
+  sessionEventTool,
+  waitTool,
+} from "./interactive-claude.mjs";
 
 /** Names of the tools a model request offers. */
 export function toolNames(body: unknown): string[] {
   return ((body as { tools?: Array<{ name: string }> }).tools ?? []).map((tool) => tool.name);
-}
-
-/** The bridge's environment inside an isolated environment rooted at `root`, as agent `alpha`. */
-export function beeEnvironment(root: string) {
-  return {
-    BEE_BOARD: join(root, "board.db"),
-    BEE_RUN_DIR: join(root, "run"),
-    BEE_AGENT: "alpha",
-    BEE_LOG_LEVEL: "debug",
-    BEE_LOG_FILE: join(root, "bridge.log"),
-  };
 }
 
 /** Asked to "wait for bee", the model calls the wait tool as `toolu_bee_wait`; given its result, it answers. */

@@ -33,7 +33,7 @@ import { type AnthropicUsage, PiTurn } from "./turn.js";
 type ConversationMessage = Exclude<PiMessage, SystemMessage>;
 
 export interface BridgeSessionOptions {
-  /** Pi's `options.sessionId` (one Claude Code query per Pi session). */
+  /** Pi's `options.sessionId` (one Claude Code query per Pi session), `one-shot-<n>` for a one-shot request. */
   readonly sessionKey: string;
   /** The environment Claude Code runs with (Agent SDK `env` replaces the child's entirely). */
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -446,6 +446,11 @@ export class BridgeSession {
     }
     try {
       const answer = await this.ledger.awaitResult(call.toolUseId, call.signal);
+      // A steering message comes in the same Pi context as the results it follows, and was pushed
+      // before this continuation ran. Claude Code must hold it when the result arrives: it then sends
+      // both in one request. Arriving after, it becomes a turn of its own that no Pi stream is open
+      // for. The Agent SDK writes a pushed message within microtasks; one macrotask waits for that.
+      await nextMacrotask();
       return answer.kind === "result"
         ? toMcpToolResult(answer.message as Extract<ConversationMessage, { role: "toolResult" }>)
         : errorResult(answer.text);
@@ -537,6 +542,10 @@ function parseArguments(json: string): unknown {
   } catch {
     return {};
   }
+}
+
+function nextMacrotask(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function delay(ms: number): Promise<void> {

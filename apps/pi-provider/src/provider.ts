@@ -36,6 +36,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
   const clock = options.clock ?? createSystemClock();
   const claudeExecutable = resolveClaudeExecutable(options.env);
   const sessions = new Map<string, BridgeSession>();
+  let oneShots = 0;
 
   const sessionFor = (key: string): BridgeSession => {
     let session = sessions.get(key);
@@ -62,17 +63,25 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       new PiTurn(stream, model, clock.now()).fail("error", `claude-code: ${idle.error}`);
       return stream;
     }
-    const key = streamOptions.sessionId ?? "default";
+    const normalized = normalizeContext(context);
+    // Pi's one-shot requests: compaction and branch summaries. Pi 1.x marks them (cacheRetention
+    // "none"); Pi 0.73 sends them with no session id and no tools, a split turn's two summaries at
+    // once. Each gets a session of its own, whatever id it carries (sharing one, the second would
+    // supersede the first, or end a live conversation's query), and its Claude Code process ends
+    // with the answer. Without a session id but with tools, requests share "default": a tool round
+    // needs the query to live on.
+    const oneShot =
+      streamOptions.cacheRetention === "none" ||
+      (streamOptions.sessionId === undefined && normalized.tools.length === 0);
+    const key = oneShot ? `one-shot-${++oneShots}` : (streamOptions.sessionId ?? "default");
     const session = sessionFor(key);
-    if (streamOptions.cacheRetention === "none") {
-      // Pi's one-shot requests (compaction and branch summaries) come with a fresh session id each:
-      // their Claude Code process must not outlive the answer.
+    if (oneShot) {
       void stream.result().then(() => {
         if (sessions.get(key) === session) sessions.delete(key);
         return session.dispose();
       });
     }
-    session.serve(model, normalizeContext(context), streamOptions, stream).catch((error: unknown) => {
+    session.serve(model, normalized, streamOptions, stream).catch((error: unknown) => {
       if (!stream.isEnded)
         new PiTurn(stream, model, clock.now()).fail(
           "error",

@@ -2,8 +2,13 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import {
+  blocksOf,
+  conversationOf,
   lastAssistant,
+  messagesOf,
+  modelRequests,
   type PiEvent,
+  type PiProcess,
   piLines,
   textOf,
   toolExecutions,
@@ -23,6 +28,41 @@ const read = { endsWith: "__read" };
 
 function executedIds(events: readonly PiEvent[]): string[] {
   return toolExecutions(events).map((event) => String(event.toolCallId));
+}
+
+/** The conversation messages Pi committed in a run (`message_end`), without Pi 1.x's system messages. */
+function committed(events: readonly PiEvent[]): Array<{ role: string; text: string }> {
+  return events
+    .filter((event) => event.type === "message_end")
+    .map((event) => event.message as Record<string, unknown> & { role: string })
+    .filter((message) => message.role !== "system")
+    .map((message) => ({ role: message.role, text: textOf(message) }));
+}
+
+function count(haystack: string, needle: string): number {
+  return haystack.split(needle).length - 1;
+}
+
+/** Starts a prompt whose model answer is a slow Bash call, and sends `command` while the call runs. */
+async function duringToolRound(
+  pi: PiProcess,
+  prompt: string,
+  command: { type: "steer" | "follow_up"; message: string },
+): Promise<PiEvent[]> {
+  const from = pi.events().length;
+  pi.prompt(prompt);
+  await pi.waitFor((event) => event.type === "tool_execution_start", 60_000, from);
+  const response = await pi.call(command);
+  expect(response.success, JSON.stringify(response)).toBe(true);
+  // Still mid-round: Pi queued the message, it did not wait for the tool to end.
+  expect(
+    pi
+      .events()
+      .slice(from)
+      .some((event) => event.type === "tool_execution_end"),
+  ).toBe(false);
+  await pi.waitForAgentEnd(from);
+  return pi.events().slice(from);
 }
 
 describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => {
@@ -212,6 +252,132 @@ describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => 
         .diag()
         .some((record) => record.toolCallId === "toolu_early" && record.event === "handler_waiting"),
     ).toBe(true);
+    scenario.expectQuiescent();
+  });
+
+  test("a steering message sent while a Pi tool runs reaches Claude Code with that tool's result, in one request", async () => {
+    const steer = "STEER_TEXT: also say which command ran";
+    scenario = await Scenario.start({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[steer]" },
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_steer",
+                nameFrom: bash,
+                input: { command: "sleep 2; printf STEER_TOOL_DONE" },
+              },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_steer" },
+          response: { events: [{ type: "text", text: "STEERED: the command was printf" }] },
+        },
+      ],
+    });
+    const pi = scenario.pi(line);
+    const run = await duringToolRound(pi, "[steer] run the slow command", { type: "steer", message: steer });
+
+    // Pi ran the call once and put the steering message after its result, before the next answer.
+    expect(executedIds(run)).toEqual(["toolu_steer"]);
+    expect(committed(run)).toEqual([
+      { role: "user", text: "[steer] run the slow command" },
+      { role: "assistant", text: "" },
+      { role: "toolResult", text: "STEER_TOOL_DONE" },
+      { role: "user", text: steer },
+      { role: "assistant", text: "STEERED: the command was printf" },
+    ]);
+    expect(lastAssistant(run)?.stopReason).toBe("stop");
+    expect(run.filter((event) => event.type === "agent_end")).toHaveLength(1);
+
+    // Claude Code asked the model once more, with the result under its tool_use id and the steering
+    // text in the same user message (Claude Code's mid-turn form), each exactly once.
+    const requests = modelRequests(scenario.double);
+    expect(requests).toHaveLength(2);
+    expect(JSON.stringify(messagesOf(requests[0]!.body))).not.toContain("STEER_TEXT");
+    const body = requests[1]!.body;
+    const last = messagesOf(body).at(-1)!;
+    expect(last.role).toBe("user");
+    const blocks = last.content as Array<Record<string, unknown> & { type: string }>;
+    expect(blocks[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_steer" });
+    expect(toolResultText(body, "toolu_steer")).toBe("STEER_TOOL_DONE");
+    expect(blocksOf(body).filter((block) => block.type === "tool_result")).toHaveLength(1);
+    const steering = blocks.slice(1).filter((block) => block.type === "text");
+    expect(steering.map((block) => String(block.text)).join("\n")).toContain(steer);
+    expect(count(JSON.stringify(messagesOf(body)), "STEER_TEXT")).toBe(1);
+
+    // The same query answered it: no restart, no reply that found no Pi stream open.
+    const diag = scenario.diag();
+    expect(diag.filter((record) => record.type === "claude_query_started")).toHaveLength(1);
+    expect(diag.filter((record) => record.type === "content_without_pi_stream")).toEqual([]);
+    scenario.expectQuiescent();
+  });
+
+  test("a follow-up sent while a Pi tool runs waits for the answer, then is the next turn of the same Claude session", async () => {
+    const followUp = "FOLLOW_TEXT: and now summarize";
+    scenario = await Scenario.start({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[follow]" },
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_follow",
+                nameFrom: bash,
+                input: { command: "sleep 2; printf FOLLOW_TOOL_DONE" },
+              },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_follow" },
+          response: { events: [{ type: "text", text: "TOOL ROUND DONE" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "FOLLOW_TEXT" },
+          response: { events: [{ type: "text", text: "FOLLOW-UP ANSWERED" }] },
+        },
+      ],
+    });
+    const pi = scenario.pi(line);
+    const run = await duringToolRound(pi, "[follow] run the slow command", {
+      type: "follow_up",
+      message: followUp,
+    });
+
+    // Pi holds a follow-up until the agent would stop: after the answer to the tool result.
+    expect(executedIds(run)).toEqual(["toolu_follow"]);
+    expect(committed(run)).toEqual([
+      { role: "user", text: "[follow] run the slow command" },
+      { role: "assistant", text: "" },
+      { role: "toolResult", text: "FOLLOW_TOOL_DONE" },
+      { role: "assistant", text: "TOOL ROUND DONE" },
+      { role: "user", text: followUp },
+      { role: "assistant", text: "FOLLOW-UP ANSWERED" },
+    ]);
+    expect(run.filter((event) => event.type === "agent_end")).toHaveLength(1);
+
+    // The tool result went alone; the follow-up came as a new user turn of the same conversation:
+    // Claude's history grew by exactly the answer and the follow-up.
+    const requests = modelRequests(scenario.double);
+    expect(requests).toHaveLength(3);
+    const [, withResult, next] = requests;
+    expect(toolResultText(withResult!.body, "toolu_follow")).toBe("FOLLOW_TOOL_DONE");
+    expect(JSON.stringify(messagesOf(withResult!.body))).not.toContain("FOLLOW_TEXT");
+    const before = conversationOf(withResult!.body);
+    const after = conversationOf(next!.body);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toEqual([
+      { role: "assistant", text: "TOOL ROUND DONE" },
+      { role: "user", text: followUp },
+    ]);
+    const diag = scenario.diag();
+    expect(diag.filter((record) => record.type === "claude_query_started")).toHaveLength(1);
+    expect(diag.filter((record) => record.type === "content_without_pi_stream")).toEqual([]);
     scenario.expectQuiescent();
   });
 });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, inject, test } from "vitest";
 import {
   appDir,
   claudeProcessesOf,
+  conversationOf,
   lastAssistant,
   messagesOf,
   modelRequests,
@@ -189,18 +190,8 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     expect(textOf(lastAssistant(second))).toBe("SECOND ANSWER");
 
     const [first, next] = modelRequests(scenario.double);
-    const summary = (body: unknown) =>
-      messagesOf(body).map((message) => ({
-        role: message.role,
-        text: (typeof message.content === "string"
-          ? [{ type: "text", text: message.content }]
-          : message.content
-        )
-          .map((block) => (block.type === "text" ? String(block.text) : block.type))
-          .join(""),
-      }));
-    const before = summary(first?.body);
-    const after = summary(next?.body);
+    const before = conversationOf(first?.body);
+    const after = conversationOf(next?.body);
     expect(after.slice(0, before.length)).toEqual(before);
     expect(after.slice(before.length)).toEqual([
       { role: "assistant", text: "FIRST ANSWER" },
@@ -259,6 +250,162 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     expect(texts.at(-1)).toContain("[three] third question");
     const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
     expect(starts.at(-1)).toMatchObject({ resumed: true, rewound: true });
+    scenario.expectQuiescent();
+  });
+
+  test("a Pi history another provider answered is told to a fresh Claude session as a transcript; the next prompt continues that session", async () => {
+    scenario = await Scenario.start({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[other]" },
+          response: { events: [{ type: "text", text: "OTHER PROVIDER ANSWER" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[claude]" },
+          response: { events: [{ type: "text", text: "CLAUDE FIRST ANSWER" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[again]" },
+          response: { events: [{ type: "text", text: "CLAUDE SECOND ANSWER" }] },
+        },
+      ],
+    });
+    // The first turn goes through Pi's own Anthropic client: models.json's `double` provider
+    // (createIsolatedEnvironment writes it, pointed at the same double, model claude-sonnet-4-5).
+    const pi = scenario.pi(line, { provider: "double", model: "claude-sonnet-4-5" });
+    const other = await scenario.turn(pi, "[other] first question");
+    expect(lastAssistant(other)).toMatchObject({ provider: "double", stopReason: "stop" });
+    expect(textOf(lastAssistant(other))).toBe("OTHER PROVIDER ANSWER");
+
+    const switched = await pi.call({ type: "set_model", provider: "claude-code", modelId: "sonnet" });
+    expect(switched.success, JSON.stringify(switched)).toBe(true);
+    const first = await scenario.turn(pi, "[claude] second question");
+    expect(lastAssistant(first)).toMatchObject({ provider: "claude-code", stopReason: "stop" });
+    expect(textOf(lastAssistant(first))).toBe("CLAUDE FIRST ANSWER");
+    const second = await scenario.turn(pi, "[again] third question");
+    expect(textOf(lastAssistant(second))).toBe("CLAUDE SECOND ANSWER");
+
+    const requests = modelRequests(scenario.double);
+    expect(requests).toHaveLength(3);
+    const [fromPi, told, resumed] = requests;
+    expect(fromPi!.headers["user-agent"]).not.toMatch(/^claude-cli\//);
+    expect(told!.headers["user-agent"]).toMatch(/^claude-cli\//);
+    // Claude's first request: a fresh conversation of one user message (besides Claude Code's own
+    // system context) holding the earlier turns as a transcript, then the new prompt.
+    const toldTurns = messagesOf(told!.body).filter((message) => message.role !== "system");
+    expect(toldTurns.map((message) => message.role)).toEqual(["user"]);
+    const blocks = toldTurns[0]!.content as Array<{ type: string; text?: string }>;
+    expect(blocks.map((block) => block.type)).toEqual(["text", "text"]);
+    expect(blocks[0]!.text).toMatch(
+      /^<conversation_so_far>\n\[user\]\n\[other\] first question\n\[assistant\]\nOTHER PROVIDER ANSWER\n<\/conversation_so_far>$/,
+    );
+    expect(blocks[1]!.text).toBe("[claude] second question");
+    // Pi's three messages were told (the two earlier ones and the prompt), to a query that resumed nothing.
+    const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
+    expect(starts).toEqual([
+      expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
+    ]);
+
+    // The next prompt continues that Claude session: history grows by exactly the new turn, and
+    // the transcript is not told again.
+    const before = conversationOf(told!.body);
+    const after = conversationOf(resumed!.body);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toEqual([
+      { role: "assistant", text: "CLAUDE FIRST ANSWER" },
+      { role: "user", text: "[again] third question" },
+    ]);
+    expect(JSON.stringify(messagesOf(resumed!.body)).split("OTHER PROVIDER ANSWER")).toHaveLength(2);
+    scenario.expectQuiescent();
+  });
+
+  test("after Pi compacts (a split turn, two summaries), the compacted history is told to a fresh Claude session; the next prompt continues it", async () => {
+    scenario = await Scenario.start({
+      steps: [
+        // Pi's summarization requests quote the conversation as `[User]: …`.
+        {
+          match: { lastUserTextIncludes: "[User]: [one] first question" },
+          response: { events: [{ type: "text", text: "HISTORY SUMMARY" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[User]: [two] second question" },
+          response: { events: [{ type: "text", text: "TURN PREFIX SUMMARY" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[one]" },
+          response: { events: [{ type: "text", text: "ONE ANSWER" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[two]" },
+          response: { events: [{ type: "text", text: "TWO ANSWER" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[three]" },
+          response: { events: [{ type: "text", text: "THREE ANSWER" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[four]" },
+          response: { events: [{ type: "text", text: "FOUR ANSWER" }] },
+        },
+      ],
+    });
+    // Keep almost nothing: the cut falls inside the last turn, so Pi summarizes the history before it
+    // and that turn's prefix (Pi 0.73 asks for both at once, without a session id; Pi 1.x one by one).
+    writeFileSync(
+      join(scenario.environment.piAgentDir, "settings.json"),
+      JSON.stringify({ compaction: { keepRecentTokens: 1 } }),
+    );
+    const pi = scenario.pi(line);
+    await scenario.turn(pi, "[one] first question");
+    await scenario.turn(pi, "[two] second question");
+    const compacted = await pi.call({ type: "compact" }, 90_000);
+    expect(compacted.success, JSON.stringify(compacted)).toBe(true);
+    const third = await scenario.turn(pi, "[three] third question");
+    expect(textOf(lastAssistant(third))).toBe("THREE ANSWER");
+    const fourth = await scenario.turn(pi, "[four] fourth question");
+    expect(textOf(lastAssistant(fourth))).toBe("FOUR ANSWER");
+
+    const answered = (text: string) =>
+      modelRequests(scenario!.double).filter((request) =>
+        JSON.stringify(
+          messagesOf(request.body)
+            .filter((message) => message.role !== "system")
+            .at(-1),
+        ).includes(text),
+      );
+    const [told] = answered("[three] third question");
+    const [next] = answered("[four] fourth question");
+    // Claude's first request after the compaction: a fresh conversation of one user message holding
+    // what Pi kept (the summary, then the kept end of the split turn) as a transcript; nothing Pi
+    // compacted away.
+    const toldTurns = messagesOf(told!.body).filter((message) => message.role !== "system");
+    expect(toldTurns.map((message) => message.role)).toEqual(["user"]);
+    const blocks = toldTurns[0]!.content as Array<{ type: string; text?: string }>;
+    expect(blocks.map((block) => block.type)).toEqual(["text", "text"]);
+    expect(blocks[0]!.text).toMatch(
+      /^<conversation_so_far>\n\[user\]\n[\s\S]*HISTORY SUMMARY[\s\S]*TURN PREFIX SUMMARY[\s\S]*\n\[assistant\]\nTWO ANSWER\n<\/conversation_so_far>$/,
+    );
+    for (const gone of ["[one] first question", "ONE ANSWER", "[two] second question"])
+      expect(blocks[0]!.text).not.toContain(gone);
+    expect(blocks[1]!.text).toBe("[three] third question");
+    const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
+    const conversation = starts[0]!.sessionId;
+    // Each summary had a Claude Code of its own; the conversation's query started twice: for [one],
+    // and fresh after the compaction, telling Pi's three messages.
+    expect(starts.filter((record) => record.sessionId !== conversation)).toHaveLength(2);
+    expect(starts.filter((record) => record.sessionId === conversation)).toEqual([
+      expect.objectContaining({ resumed: false, replayedMessages: 1 }),
+      expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
+    ]);
+
+    // The next prompt continues that Claude session: history grows by exactly the new turn.
+    const before = conversationOf(told!.body);
+    const after = conversationOf(next!.body);
+    expect(after.slice(0, before.length)).toEqual(before);
+    expect(after.slice(before.length)).toEqual([
+      { role: "assistant", text: "THREE ANSWER" },
+      { role: "user", text: "[four] fourth question" },
+    ]);
     scenario.expectQuiescent();
   });
 

@@ -1,4 +1,7 @@
 import type { Options, Query, SDKMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { describe, expect, test } from "vitest";
 import type { PiModel, PiStreamOptions, UserMessage } from "../src/pi-types.js";
 import { createClaudeCodeProvider } from "../src/provider.js";
@@ -132,6 +135,136 @@ describe("one Claude Code query per Pi session", () => {
     await ask([user("summarize", 1)], { sessionId: "oneshot", cacheRetention: "none" });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(runs[0]!.closed).toBe(true);
+    await provider.dispose();
+  });
+
+  test("two tool-less requests without a session id at once (Pi 0.73's split-turn compaction): one Claude Code each, both answered and closed", async () => {
+    const { runs, provider, ask } = setup();
+    const [history, prefix] = await Promise.all([
+      ask([user("summarize the history", 1)], {}),
+      ask([user("summarize the turn prefix", 2)], {}),
+    ]);
+    expect([history.stopReason, prefix.stopReason]).toEqual(["stop", "stop"]);
+    expect(runs.map((run) => run.prompts.map((prompt) => prompt.message.content))).toEqual([
+      [[{ type: "text", text: "summarize the history" }]],
+      [[{ type: "text", text: "summarize the turn prefix" }]],
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(runs.map((run) => run.closed)).toEqual([true, true]);
+    await provider.dispose();
+  });
+
+  test("a one-shot request carrying a live conversation's session id leaves that conversation's query alone", async () => {
+    const { runs, provider, ask } = setup();
+    const first = await ask([user("one", 1)], { sessionId: "s" });
+    await ask([user("summarize", 2)], { sessionId: "s", cacheRetention: "none" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(runs.map((run) => run.closed)).toEqual([false, true]);
+    await ask([user("one", 1), first, user("two", 3)], { sessionId: "s" });
+    expect(runs).toHaveLength(2);
+    expect(runs[0]!.prompts.map((prompt) => prompt.message.content)).toEqual([
+      [{ type: "text", text: "one" }],
+      [{ type: "text", text: "two" }],
+    ]);
+    await provider.dispose();
+  });
+});
+
+describe("steering with tool results", () => {
+  test("a user message Pi sends with tool results is written to Claude Code before the results are answered", async () => {
+    // Claude Code attaches a user message it holds when a tool result arrives to the request that
+    // carries the result; one arriving later becomes a turn of its own, which no Pi stream is open for.
+    // The Agent SDK writes a streamed user message within microtasks; this stand-in takes many.
+    const order: string[] = [];
+    const event = (e: unknown) =>
+      ({ type: "stream_event", parent_tool_use_id: null, event: e }) as unknown as SDKMessage;
+    const runQuery = ({
+      prompt,
+      options,
+    }: {
+      prompt: AsyncIterable<SDKUserMessage> | string;
+      options?: Options;
+    }): Query => {
+      const server = (options!.mcpServers!.pi as unknown as { instance: Server }).instance;
+      async function* messages(): AsyncGenerator<SDKMessage, void> {
+        yield { type: "system", subtype: "init", session_id: "steer" } as unknown as SDKMessage;
+        const input = (prompt as AsyncIterable<SDKUserMessage>)[Symbol.asyncIterator]();
+        await input.next();
+        void (async () => {
+          for (;;) {
+            const next = await input.next();
+            if (next.done) return;
+            for (let hop = 0; hop < 100; hop++) await Promise.resolve();
+            order.push(`user: ${JSON.stringify(next.value.message.content)}`);
+          }
+        })();
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        await server.connect(serverSide);
+        const client = new Client({ name: "claude-code-stand-in", version: "1.0.0" });
+        await client.connect(clientSide);
+        yield event({ type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 0 } } });
+        yield event({
+          type: "content_block_start",
+          index: 0,
+          content_block: { type: "tool_use", id: "toolu_1", name: "mcp__pi__bash", input: {} },
+        });
+        yield event({ type: "content_block_stop", index: 0 });
+        yield event({
+          type: "message_delta",
+          delta: { stop_reason: "tool_use" },
+          usage: { output_tokens: 1 },
+        });
+        yield event({ type: "message_stop" });
+        const answer = await client.callTool({
+          name: "bash",
+          arguments: {},
+          _meta: { "claudecode/toolUseId": "toolu_1" },
+        });
+        order.push(`result: ${JSON.stringify(answer.content)}`);
+        yield event({ type: "message_start", message: { usage: { input_tokens: 1, output_tokens: 0 } } });
+        yield event({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+        yield event({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "done" } });
+        yield event({ type: "content_block_stop", index: 0 });
+        yield event({
+          type: "message_delta",
+          delta: { stop_reason: "end_turn" },
+          usage: { output_tokens: 1 },
+        });
+        yield event({ type: "message_stop" });
+        yield { type: "result", subtype: "success", is_error: false, result: "" } as unknown as SDKMessage;
+        await client.close();
+      }
+      return Object.assign(messages(), {
+        interrupt: async () => undefined,
+        close: () => {},
+      }) as unknown as Query;
+    };
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0" },
+      cwd: "/",
+      diag: () => {},
+      runQuery,
+    });
+    const tools = [{ name: "bash", description: "run", parameters: { type: "object", properties: {} } }];
+    const ask = (messages: Parameters<typeof provider.registration.streamSimple>[1]["messages"]) =>
+      provider.registration.streamSimple(model, { systemPrompt: "sys", messages, tools }, { sessionId: "s" });
+
+    const round = await ask([user("run it", 1)]).result();
+    expect(round.stopReason).toBe("toolUse");
+    const result = {
+      role: "toolResult" as const,
+      toolCallId: "toolu_1",
+      toolName: "bash",
+      content: [{ type: "text" as const, text: "TOOL OUTPUT" }],
+      isError: false,
+      timestamp: 3,
+    };
+    const final = await ask([user("run it", 1), round, result, user("STEER", 4)]).result();
+    expect(final.content).toEqual([{ type: "text", text: "done" }]);
+    expect(order).toEqual([
+      `user: ${JSON.stringify([{ type: "text", text: "STEER" }])}`,
+      `result: ${JSON.stringify([{ type: "text", text: "TOOL OUTPUT" }])}`,
+    ]);
     await provider.dispose();
   });
 });

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn as nodeSpawn, type SpawnOptions } from "node:child_process";
+import type { SpawnMarker } from "@bridgeworks/protocol";
 import { LineSplitter } from "./line-splitter.js";
 import {
   type ProcessIdentity,
@@ -6,6 +7,7 @@ import {
   readProcessStatus,
   signalProcessGroup,
 } from "./process-identity.js";
+import { spawnMarkerVariable } from "./spawn-marker.js";
 
 export interface CliLaunch {
   command: string;
@@ -14,6 +16,11 @@ export interface CliLaunch {
   env: Record<string, string>;
   /** Written to stdin, then closed. Without it stdin is closed at once. */
   stdin?: string;
+  /**
+   * Put into the environment as `FLOOT_SPAWN_MARKER` (over any value `env` has), so the process and
+   * its children can be found by `findProcessesBySpawnMarker` even if its pid was never recorded.
+   */
+  spawnMarker?: SpawnMarker;
 }
 
 export interface CliExit {
@@ -55,7 +62,10 @@ export function startCliProcess(
   const spawn = deps.spawn ?? nodeSpawn;
   const child = spawn(launch.command, launch.args, {
     cwd: launch.cwd,
-    env: launch.env,
+    env:
+      launch.spawnMarker === undefined
+        ? launch.env
+        : { ...launch.env, [spawnMarkerVariable]: launch.spawnMarker },
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -38,3 +38,12 @@ export {
   signalProcessGroup,
 } from "./process-identity.js";
 export { type RunningTurn, type RunTurnHooks, runTurn, type TurnResult } from "./run-turn.js";
+export {
+  findProcessesBySpawnMarker,
+  mintSpawnMarker,
+  type ProcessEnvironment,
+  type ProcessTableReader,
+  readLinuxProcessTable,
+  readProcessTable,
+  spawnMarkerVariable,
+} from "./spawn-marker.js";

@@ -14,25 +14,38 @@ export interface ProcessStatus {
   startTime: string;
   /** Exited but not yet reaped: it runs nothing, yet still holds its pid. */
   zombie: boolean;
+  processGroup: number;
 }
 
 export type ProcessStatusReader = (pid: number) => ProcessStatus | undefined;
 
-/** Linux: field 22 of /proc/<pid>/stat (clock ticks since boot); elsewhere `ps -o lstart=,stat=`. */
+/** Linux: /proc/<pid>/stat, throwing as the read does (ENOENT once the process is gone). */
+export function readProcStat(pid: number): ProcessStatus {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) is in parentheses and may itself hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Fields 3 (state), 5 (process group) and 22 (start time, clock ticks since boot).
+  return { startTime: fields[19] ?? "", zombie: fields[0] === "Z", processGroup: Number(fields[2]) };
+}
+
+/** Linux: /proc/<pid>/stat; elsewhere `ps -o stat=,pgid=,lstart=`. */
 export const readProcessStatus: ProcessStatusReader = (pid) => {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) is in parentheses and may itself hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return { startTime: fields[19] ?? "", zombie: fields[0] === "Z" };
+    return readProcStat(pid);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT" && process.platform === "linux") return undefined;
   }
   try {
-    const out = execFileSync("ps", ["-o", "stat=,lstart=", "-p", String(pid)], { encoding: "utf8" }).trim();
+    const out = execFileSync("ps", ["-o", "stat=,pgid=,lstart=", "-p", String(pid)], {
+      encoding: "utf8",
+    }).trim();
     if (out === "") return undefined;
-    const [state = "", ...started] = out.split(/\s+/);
-    return { startTime: started.join(" "), zombie: state.startsWith("Z") };
+    const [state = "", processGroup = "", ...started] = out.split(/\s+/);
+    return {
+      startTime: started.join(" "),
+      zombie: state.startsWith("Z"),
+      processGroup: Number(processGroup),
+    };
   } catch {
     return undefined;
   }
@@ -48,8 +61,13 @@ export function isSameProcess(
 }
 
 export function signalProcessGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  return sendSignal(-pgid, signal);
+}
+
+/** False when no such process (or, for a negative target, group) exists. */
+function sendSignal(target: number, signal: NodeJS.Signals): boolean {
   try {
-    process.kill(-pgid, signal);
+    process.kill(target, signal);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
@@ -66,7 +84,8 @@ export interface FenceOptions {
 export type FenceOutcome = "not-running" | "pid-reused" | "terminated" | "killed";
 
 /**
- * Ends a CLI left over from an earlier daemon: TERM to its group, KILL after the grace.
+ * Ends a CLI left over from an earlier daemon, or a process found by its spawn marker: TERM to its
+ * process group (to the process alone when that group is the caller's own), KILL after the grace.
  * A pid that now belongs to another process is left alone.
  */
 export async function fenceProcess(
@@ -78,16 +97,21 @@ export async function fenceProcess(
   const current = read(identity.pid);
   if (current === undefined || current.zombie) return "not-running";
   if (current.startTime !== identity.startTime) return "pid-reused";
-  signalProcessGroup(identity.pid, "SIGTERM");
+  // A CLI leads its own group; a process found by its marker may be a member of another one.
+  const group = current.processGroup;
+  const signalGroup = group > 1 && group !== read(process.pid)?.processGroup;
+  const signal = (name: NodeJS.Signals) =>
+    signalGroup ? signalProcessGroup(group, name) : sendSignal(identity.pid, name);
+  signal("SIGTERM");
   const deadline = options.graceMs ?? 2_000;
   for (let waited = 0; waited < deadline; waited += 50) {
     if (!isSameProcess(identity, read)) return "terminated";
     await sleep(50);
   }
-  signalProcessGroup(identity.pid, "SIGKILL");
+  signal("SIGKILL");
   for (let waited = 0; waited < 2_000; waited += 50) {
     if (!isSameProcess(identity, read)) return "killed";
     await sleep(50);
   }
-  throw new Error(`process ${identity.pid} survived SIGKILL of its group`);
+  throw new Error(`process ${identity.pid} survived SIGKILL`);
 }

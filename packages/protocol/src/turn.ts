@@ -100,6 +100,14 @@ export const CliProcess = z.strictObject({
 });
 export type CliProcess = z.infer<typeof CliProcess>;
 
+/**
+ * 16 CSPRNG bytes in hex, journaled with `spawning` before the CLI is spawned with it in its environment
+ * (`FLOOT_SPAWN_MARKER`, inherited by its children): a restart finds the CLI by it even when the daemon
+ * died before the CLI's pid was journaled. Not a secret, but unguessable, so no other process carries it.
+ */
+export const SpawnMarker = z.string().regex(/^[0-9a-f]{32}$/, "spawn marker must be 32 lowercase hex digits");
+export type SpawnMarker = z.infer<typeof SpawnMarker>;
+
 /** Side effects that make a blind replay unsafe. */
 export const TurnEffect = z.enum(["assistant_text", "tool_started"]);
 export type TurnEffect = z.infer<typeof TurnEffect>;
@@ -119,6 +127,7 @@ export const TurnRecord = z.strictObject({
   effects: z.array(TurnEffect),
   bridgeGeneration: NonNegativeInt,
   conversationId: z.string().min(1).optional(),
+  spawnMarker: SpawnMarker.optional(),
   process: CliProcess.optional(),
   error: TurnError.optional(),
   /** Number of committed events; the next event gets this index. */
@@ -260,16 +269,23 @@ export type TurnEventEnvelope = z.infer<typeof TurnEventEnvelope>;
  * terminal) event and any secret-request change in one transaction. `queued -> accepted` is a promotion,
  * `running <-> awaiting_secret` follows secret requests: neither is asked for here.
  */
-export const TurnTransition = z.strictObject({
-  phase: TurnPhase.extract(["spawning", "running", "completed", "failed", "cancelled", "interrupted"]),
-  /** The backend event that caused the change, e.g. the error before `failed`. */
-  cause: BackendEvent.optional(),
-  /** Recorded on `running`, before any output is read, so a restart can fence the process. */
-  process: CliProcess.optional(),
-  /** Known before spawn for Claude (`--session-id`); Codex reports it as `backend.started`. */
-  conversationId: z.string().min(1, "conversationId must not be empty").optional(),
-  error: TurnError.optional(),
-});
+export const TurnTransition = z
+  .strictObject({
+    phase: TurnPhase.extract(["spawning", "running", "completed", "failed", "cancelled", "interrupted"]),
+    /** The backend event that caused the change, e.g. the error before `failed`. */
+    cause: BackendEvent.optional(),
+    /** Recorded on `spawning`, before the spawn, so a restart can find the CLI before its pid is known. */
+    spawnMarker: SpawnMarker.optional(),
+    /** Recorded on `running`, before any output is read, so a restart can fence the process. */
+    process: CliProcess.optional(),
+    /** Known before spawn for Claude (`--session-id`); Codex reports it as `backend.started`. */
+    conversationId: z.string().min(1, "conversationId must not be empty").optional(),
+    error: TurnError.optional(),
+  })
+  .refine((change) => change.spawnMarker === undefined || change.phase === "spawning", {
+    path: ["spawnMarker"],
+    error: "spawnMarker is journaled with the spawning phase only",
+  });
 export type TurnTransition = z.infer<typeof TurnTransition>;
 
 const noEffects: readonly TurnEffect[] = [];

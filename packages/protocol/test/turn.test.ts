@@ -32,6 +32,7 @@ const turn: TurnRecord = {
   effects: ["assistant_text", "tool_started"],
   bridgeGeneration: 7,
   conversationId: "0199a213-81c0-7800-8aa1-bbab2a035a53",
+  spawnMarker: "5f0c2a9e7b3d41e8a6c09d1b2e4f7a38",
   process: { pid: 41_234, startTime: "8812345" },
   error: { code: "daemon_restarted", message: "the daemon restarted after this turn produced effects" },
   eventCount: 42,
@@ -69,7 +70,7 @@ describe("ids and phases", () => {
 describe("TurnRecord", () => {
   test("accepts a full record and a fresh one", () => {
     expect(TurnRecord.parse(turn)).toEqual(turn);
-    const { replayOf, conversationId, process, error, endedAt, ...fresh } = turn;
+    const { replayOf, conversationId, spawnMarker, process, error, endedAt, ...fresh } = turn;
     expect(TurnRecord.parse({ ...fresh, phase: "accepted", attempt: 1, effects: [] }).phase).toBe("accepted");
   });
 
@@ -226,5 +227,21 @@ describe("TurnTransition", () => {
     expect(
       issuesOf(TurnTransition.safeParse({ phase: "failed", cause: { type: "phase", phase: "running" } })),
     ).toEqual([expect.stringMatching(/^cause\.type: Invalid discriminator value/)]);
+  });
+
+  test("takes a spawn marker with spawning only, and only 32 lowercase hex digits", () => {
+    const spawnMarker = "5f0c2a9e7b3d41e8a6c09d1b2e4f7a38";
+    expect(TurnTransition.parse({ phase: "spawning", spawnMarker })).toEqual({
+      phase: "spawning",
+      spawnMarker,
+    });
+    expect(issuesOf(TurnTransition.safeParse({ phase: "running", spawnMarker }))).toEqual([
+      "spawnMarker: spawnMarker is journaled with the spawning phase only",
+    ]);
+    for (const malformed of ["", spawnMarker.toUpperCase(), `${spawnMarker}0`, "x".repeat(32)]) {
+      expect(issuesOf(TurnTransition.safeParse({ phase: "spawning", spawnMarker: malformed }))).toEqual([
+        "spawnMarker: spawn marker must be 32 lowercase hex digits",
+      ]);
+    }
   });
 });

@@ -9,6 +9,7 @@ import {
   SecretResolution,
   SessionDraft,
   type SessionRecord,
+  type SpawnMarker,
   TurnError,
   type TurnEvent,
   type TurnEventEnvelope,
@@ -76,6 +77,7 @@ interface TurnChanges {
   phase?: TurnPhase;
   events?: readonly TurnEvent[];
   conversationId?: string | undefined;
+  spawnMarker?: SpawnMarker | undefined;
   process?: CliProcess | undefined;
   error?: TurnError | undefined;
   /** Stamp the current bridge generation (the turn is about to mount a bridge). */
@@ -256,6 +258,7 @@ export class TurnJournal {
         phase: valid.phase,
         events: valid.cause ? [valid.cause] : [],
         conversationId: valid.conversationId,
+        spawnMarker: valid.spawnMarker,
         process: valid.process,
         error: valid.error,
         stampGeneration: valid.phase === "spawning",
@@ -629,6 +632,7 @@ export class TurnJournal {
       phase,
       effects: turn.effects | written.effects,
       conversationId: conversationId ?? null,
+      spawnMarker: changes.spawnMarker ?? null,
       pid: changes.process?.pid ?? null,
       startTime: changes.process?.startTime ?? null,
       errorCode: changes.error?.code ?? null,
@@ -649,6 +653,7 @@ export class TurnJournal {
       phase: turn.phase,
       effects: turn.effects | written.effects,
       conversationId: written.conversationId ?? null,
+      spawnMarker: null,
       pid: null,
       startTime: null,
       errorCode: null,

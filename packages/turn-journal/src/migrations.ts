@@ -102,13 +102,22 @@ const migrations: readonly Migration[] = [
         WHERE status IN ('pending', 'orphaned');
     `,
   },
+  {
+    version: 2,
+    // Journaled with `spawning`: finds a CLI whose pid never made it into the journal.
+    sql: "ALTER TABLE turns ADD COLUMN spawn_marker TEXT;",
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;
 
-/** Brings the schema to the latest version, each migration in its own transaction. */
-export function migrate(db: Database): number {
-  const current = db.pragma("user_version", { simple: true }) as number;
+/**
+ * Brings the schema to `targetVersion` (the latest unless a test builds an older journal), each migration
+ * in its own transaction.
+ */
+export function migrate(db: Database, targetVersion: number = latestSchemaVersion): number {
+  const readVersion = () => db.pragma("user_version", { simple: true }) as number;
+  const current = readVersion();
   if (current > latestSchemaVersion) {
     throw new JournalError(
       "journal_too_new",
@@ -116,11 +125,13 @@ export function migrate(db: Database): number {
     );
   }
   for (const migration of migrations) {
-    if (migration.version <= current) continue;
+    if (migration.version <= current || migration.version > targetVersion) continue;
     db.transaction(() => {
+      // Read again under the write lock: another connection may have applied it since.
+      if (readVersion() >= migration.version) return;
       db.exec(migration.sql);
       db.pragma(`user_version = ${migration.version}`);
     }).immediate();
   }
-  return db.pragma("user_version", { simple: true }) as number;
+  return readVersion();
 }

@@ -28,7 +28,8 @@ export interface RecoveryOutcome {
 
 /**
  * Decides, without touching anything, what becomes of each unfinished turn after a restart. Fence the
- * CLI processes of the replayed and interrupted turns (pid and start time) before applying the plan.
+ * CLI processes of the replayed and interrupted turns (by pid and start time, and by spawn marker)
+ * before applying the plan.
  *  - queued: stays queued; accepted: never spawned anything, runs as it is;
  *  - an effect (assistant text, a tool or secret request begun): interrupted, retried only explicitly;
  *  - no effect and attempt < maxAttempts: replayed once more; else interrupted, so a crash loop ends.

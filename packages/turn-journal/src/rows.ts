@@ -38,6 +38,7 @@ export interface TurnRow {
   effects: number;
   bridge_generation: number;
   conversation_id: string | null;
+  spawn_marker: string | null;
   pid: number | null;
   start_time: string | null;
   error_code: string | null;
@@ -103,6 +104,7 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
     effects: effectsFromBits(row.effects),
     bridgeGeneration: row.bridge_generation,
     ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
+    ...(row.spawn_marker !== null && { spawnMarker: row.spawn_marker }),
     ...(row.pid !== null &&
       row.start_time !== null && { process: { pid: row.pid, startTime: row.start_time } }),
     ...(row.error_code !== null && { error: { code: row.error_code, message: row.error_message ?? "" } }),

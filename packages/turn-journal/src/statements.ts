@@ -33,6 +33,7 @@ export interface TurnUpdate {
   phase: string;
   effects: number;
   conversationId: string | null;
+  spawnMarker: string | null;
   pid: number | null;
   startTime: string | null;
   errorCode: string | null;
@@ -77,6 +78,7 @@ export function prepareStatements(db: Database) {
     updateTurn: query<[TurnUpdate]>(
       `UPDATE turns SET phase = @phase, effects = @effects,
          conversation_id = coalesce(@conversationId, conversation_id),
+         spawn_marker = coalesce(@spawnMarker, spawn_marker),
          pid = coalesce(@pid, pid), start_time = coalesce(@startTime, start_time),
          error_code = coalesce(@errorCode, error_code), error_message = coalesce(@errorMessage, error_message),
          bridge_generation = coalesce(@generation, bridge_generation),

@@ -2,7 +2,7 @@ import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { createUuidV7Generator } from "../src/ids.js";
 import { openJournal } from "../src/journal.js";
-import { latestSchemaVersion } from "../src/migrations.js";
+import { latestSchemaVersion, migrate } from "../src/migrations.js";
 import { createTestJournal, runningTurn, tempDir } from "./helpers.js";
 
 describe("opening", () => {
@@ -27,6 +27,45 @@ describe("opening", () => {
       journalMode: "wal",
       synchronous: "NORMAL",
     });
+  });
+
+  test("a version 1 journal (no spawn marker column) migrates and keeps its turns", () => {
+    const path = `${tempDir()}/journal.sqlite`;
+    const old = new Database(path);
+    expect(migrate(old, 1)).toBe(1);
+    old.exec(`
+      INSERT INTO sessions (id, backend, created_at) VALUES ('s1', 'claude', 1);
+      INSERT INTO turns (id, session_id, seq, input, phase, attempt, bridge_generation, pid, start_time,
+          created_at, updated_at)
+        VALUES ('t1', 's1', 1, '{"prompt":"hi"}', 'running', 1, 3, 77, '9001', 1, 2);
+      INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES
+        ('t1', 0, 1, 'phase', '{"type":"phase","phase":"accepted"}'),
+        ('t1', 1, 1, 'phase', '{"type":"phase","phase":"spawning"}'),
+        ('t1', 2, 2, 'phase', '{"type":"phase","phase":"running"}');
+    `);
+    old.close();
+
+    const journal = openJournal({ path });
+    try {
+      const turn = journal.getTurn("t1");
+      expect(turn).toMatchObject({ phase: "running", process: { pid: 77, startTime: "9001" } });
+      expect(turn).not.toHaveProperty("spawnMarker");
+      expect(journal.checkConsistency()).toEqual([]);
+      const next = journal.submitTurn("s1", { prompt: "next" });
+      journal.transition("t1", { phase: "completed" });
+      const promoted = journal.promoteNextTurn("s1")!;
+      expect(promoted.id).toBe(next.id);
+      const spawnMarker = "fedcba9876543210fedcba9876543210";
+      expect(journal.transition(next.id, { phase: "spawning", spawnMarker }).spawnMarker).toBe(spawnMarker);
+    } finally {
+      journal.close();
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(latestSchemaVersion);
+    } finally {
+      db.close();
+    }
   });
 
   test("refuses a journal written by a newer schema", () => {

@@ -211,6 +211,29 @@ describe("turns", () => {
     ).toThrow(/change\.process\.pid.*change\.process\.startTime/);
   });
 
+  test("the spawn marker is journaled with spawning, kept through the turn and after a reopen", () => {
+    const { journal, reopen } = createTestJournal();
+    const { id } = journal.createSession({ backend: "codex" });
+    const turn = journal.submitTurn(id, { prompt: "hi" });
+    const spawnMarker = "0123456789abcdef0123456789abcdef";
+    const spawning = journal.transition(turn.id, { phase: "spawning", spawnMarker });
+    expect(spawning.spawnMarker).toBe(spawnMarker);
+    journal.transition(turn.id, { phase: "running", process: { pid: 77, startTime: "9001" } });
+    expect(() => journal.transition(turn.id, { phase: "completed", spawnMarker })).toThrow(
+      "change.spawnMarker: spawnMarker is journaled with the spawning phase only",
+    );
+    const reopened = reopen();
+    expect(reopened.getTurn(turn.id)).toMatchObject({
+      phase: "running",
+      spawnMarker,
+      process: { pid: 77, startTime: "9001" },
+    });
+    expect(reopened.listNonTerminalTurns().map((unfinished) => unfinished.spawnMarker)).toEqual([
+      spawnMarker,
+    ]);
+    expect(reopened.transition(turn.id, { phase: "completed" }).spawnMarker).toBe(spawnMarker);
+  });
+
   test("a terminal phase writes a terminal event carrying the outcome and error", () => {
     const { journal, clock } = createTestJournal();
     const turn = runningTurn(journal);

@@ -1,4 +1,4 @@
-import { type FenceOutcome, fenceProcess } from "@bridgeworks/backend-adapters";
+import { type FenceOutcome, fenceProcess, findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { CliProcess } from "@bridgeworks/protocol";
 import {
   applyRecovery,
@@ -8,30 +8,55 @@ import {
 } from "@bridgeworks/turn-journal";
 import type { Logger } from "../log.js";
 
-export interface RecoveryReport {
-  outcomes: RecoveryOutcome[];
-  fenced: { turnId: string; pid: number; outcome: FenceOutcome }[];
+export interface FencedProcess {
+  turnId: string;
+  pid: number;
+  /** `process`: the identity journaled with `running`; `spawn_marker`: found by the turn's marker. */
+  foundBy: "process" | "spawn_marker";
+  outcome: FenceOutcome;
 }
 
-export type Fence = (process: CliProcess) => Promise<FenceOutcome>;
+export interface RecoveryReport {
+  outcomes: RecoveryOutcome[];
+  fenced: FencedProcess[];
+}
+
+export interface RecoveryDeps {
+  fence?: (process: CliProcess) => Promise<FenceOutcome>;
+  findProcessesBySpawnMarker?: (markers: readonly string[]) => Map<string, CliProcess[]>;
+}
 
 /**
- * What a start does before anything else runs: end every CLI an earlier daemon left running (by pid
- * and start time, so a reused pid is left alone), then replay the turns that produced no effect (once)
- * and mark every other unfinished turn `interrupted`. Backend transcripts are never touched.
+ * What a start does before anything else runs: end every CLI an earlier daemon left running, by the
+ * pid and start time it journaled (a reused pid is left alone) and by the spawn marker it journaled
+ * before spawning (which also finds a CLI whose pid it died before journaling, and children that left
+ * the CLI's process group); then replay the turns that produced no effect (once) and mark every other
+ * unfinished turn `interrupted`. Backend transcripts are never touched.
  */
 export async function recoverTurns(
   journal: TurnJournal,
   logger: Logger,
-  fence: Fence = (process) => fenceProcess(process),
+  deps: RecoveryDeps = {},
 ): Promise<RecoveryReport> {
+  const fence = deps.fence ?? ((process) => fenceProcess(process));
+  const findByMarker = deps.findProcessesBySpawnMarker ?? findProcessesBySpawnMarker;
   const unfinished = journal.listNonTerminalTurns();
-  const fenced: RecoveryReport["fenced"] = [];
+  const fenced: FencedProcess[] = [];
+  const fenceOne = async (turnId: string, process: CliProcess, foundBy: FencedProcess["foundBy"]) => {
+    const outcome = await fence(process);
+    fenced.push({ turnId, pid: process.pid, foundBy, outcome });
+    logger.log("info", "fenced a leftover CLI", { turn: turnId, pid: process.pid, foundBy, outcome });
+  };
   for (const turn of unfinished) {
-    if (!turn.process) continue;
-    const outcome = await fence(turn.process);
-    fenced.push({ turnId: turn.id, pid: turn.process.pid, outcome });
-    logger.log("info", "fenced a leftover CLI", { turn: turn.id, pid: turn.process.pid, outcome });
+    if (turn.process) await fenceOne(turn.id, turn.process, "process");
+  }
+  // After the recorded CLIs and their groups: what still carries a marker was never recorded or left
+  // its CLI's group.
+  const marked = findByMarker(unfinished.flatMap((turn) => turn.spawnMarker ?? []));
+  for (const turn of unfinished) {
+    if (turn.spawnMarker === undefined) continue;
+    for (const process of marked.get(turn.spawnMarker) ?? [])
+      await fenceOne(turn.id, process, "spawn_marker");
   }
   const outcomes = applyRecovery(journal, planRecovery(unfinished));
   for (const { decision, turn } of outcomes) {

@@ -3,6 +3,7 @@ import {
   type BackendAdapter,
   type ConversationRef,
   type McpMount,
+  mintSpawnMarker,
   type RunningTurn,
   runTurn,
   TurnErrorCode,
@@ -46,8 +47,9 @@ interface LiveTurn {
 
 /**
  * Runs each session's active turn, one CLI process per turn and one turn per session at a time:
- * spawning -> running (pid and start time journaled first) -> one terminal phase, then the next queued
- * turn. Every event goes to the journal before the next line of the CLI is read.
+ * spawning (with the spawn marker the CLI will carry) -> running (pid and start time journaled first)
+ * -> one terminal phase, then the next queued turn. Every event goes to the journal before the next
+ * line of the CLI is read.
  */
 export class TurnCoordinator {
   readonly #options: TurnCoordinatorOptions;
@@ -127,17 +129,23 @@ export class TurnCoordinator {
         ...this.#conversationOf(session, turn),
         mcp: { mount: mount.mount, tools: flootToolNames, toolTimeoutMs: this.#options.toolTimeoutMs },
       });
-      // Claude's conversation id is the daemon's: journaled before the process exists.
+      // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
+      // lets the next start find the CLI should this daemon die before its pid is journaled.
+      const spawnMarker = mintSpawnMarker();
       journal.transition(turn.id, {
         phase: "spawning",
+        spawnMarker,
         ...(prepared.conversationId !== undefined && { conversationId: prepared.conversationId }),
       });
-      live.running = runTurn(prepared, {
-        onSpawned: (identity) => {
-          journal.transition(turn.id, { phase: "running", process: identity });
+      live.running = runTurn(
+        { ...prepared, launch: { ...prepared.launch, spawnMarker } },
+        {
+          onSpawned: (identity) => {
+            journal.transition(turn.id, { phase: "running", process: identity });
+          },
+          onEvent: (event) => journal.appendEvents(turn.id, [event]),
         },
-        onEvent: (event) => journal.appendEvents(turn.id, [event]),
-      });
+      );
       logger.log("info", "turn spawned", {
         turn: turn.id,
         session: turn.sessionId,

@@ -40,6 +40,8 @@ export interface PiOptions {
   readonly mode: "rpc" | "json";
   readonly prompt?: string;
   readonly env?: Record<string, string>;
+  /** Pi's provider to start with (default `claude-code`); `double` is the isolated env's models.json one. */
+  readonly provider?: string;
   readonly model?: string;
   readonly extraArgs?: readonly string[];
 }
@@ -48,6 +50,7 @@ export interface PiOptions {
 export class PiProcess {
   readonly process: TrackedProcess;
   private consumed = 0;
+  private calls = 0;
   private readonly parsed: PiEvent[] = [];
 
   constructor(
@@ -64,7 +67,7 @@ export class PiProcess {
       "-e",
       appDir,
       "--provider",
-      "claude-code",
+      options.provider ?? "claude-code",
       "--model",
       options.model ?? "sonnet",
       ...(options.extraArgs ?? []),
@@ -99,6 +102,14 @@ export class PiProcess {
 
   prompt(message: string, images?: { type: "image"; data: string; mimeType: string }[]): void {
     this.send({ type: "prompt", message, ...(images ? { images } : {}) });
+  }
+
+  /** Sends an RPC command with an id and returns Pi's `response` to it (`success` says how it went). */
+  async call(command: Record<string, unknown> & { type: string }, timeoutMs = 30_000): Promise<PiEvent> {
+    const id = `call-${++this.calls}`;
+    const from = this.events().length;
+    this.send({ ...command, id });
+    return this.waitFor((event) => event.type === "response" && event.id === id, timeoutMs, from);
   }
 
   async waitFor(predicate: (event: PiEvent) => boolean, timeoutMs: number, from = 0): Promise<PiEvent> {
@@ -170,6 +181,16 @@ export function messagesOf(body: unknown): AnthropicMessage[] {
 
 export function blocksOf(body: unknown): AnthropicBlock[] {
   return messagesOf(body).flatMap((message) => (Array.isArray(message.content) ? message.content : []));
+}
+
+/** A request's conversation as role and text per message (other blocks by their type), for comparing histories. */
+export function conversationOf(body: unknown): Array<{ role: string; text: string }> {
+  return messagesOf(body).map((message) => ({
+    role: message.role,
+    text: (typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content)
+      .map((block) => (block.type === "text" ? String(block.text) : block.type))
+      .join(""),
+  }));
 }
 
 export function toolResultText(body: unknown, toolUseId: string): string | undefined {
