@@ -1,34 +1,24 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ProcessTracker } from "@bridgeworks/test-harness";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
-  createSandbox,
   eventually,
   type RunningBridge,
   runBee,
-  type Sandbox,
   startBridge,
   startFakeClaude,
   textOf,
+  useBridgeTestScope,
 } from "./helpers.js";
 
-let tracker: ProcessTracker;
-let sandbox: Sandbox;
-
-beforeEach(() => {
-  tracker = new ProcessTracker();
-  sandbox = createSandbox();
-});
-
-afterEach(async () => {
-  await tracker.endAll();
-  sandbox.dispose();
-});
+const scope = useBridgeTestScope();
 
 async function bridge(agent = "alpha", extraEnv: Record<string, string> = {}): Promise<RunningBridge> {
-  return startBridge({ tracker, env: { ...sandbox.env, BEE_AGENT: agent, ...extraEnv } });
+  return startBridge({
+    tracker: scope.tracker,
+    env: { ...scope.sandbox.env, BEE_AGENT: agent, ...extraEnv },
+  });
 }
 
 async function call(running: RunningBridge, name: string, args: Record<string, unknown> = {}) {
@@ -136,7 +126,7 @@ describe("waiting", () => {
     const posters: Array<[string, (body: string) => Promise<unknown>]> = [
       ["this bridge", (body) => call(alpha, "bee_post", { to: "alpha", body })],
       ["another bridge", (body) => call(beta, "bee_post", { to: "alpha", body })],
-      ["the CLI", (body) => runBee(["post", "--to", "alpha", body], sandbox.env)],
+      ["the CLI", (body) => runBee(["post", "--to", "alpha", body], scope.sandbox.env)],
     ];
     let cursor = structured<Page>(await call(alpha, "bee_wait_action", { timeoutSeconds: 1 })).cursor;
     for (const [who, post] of posters) {
@@ -171,13 +161,13 @@ describe("cancellation and claims", () => {
     // The bridge stopped the board wait: the cancel reaches it as notifications/cancelled.
     await eventually(() => running.process.stderr().includes('"tool call cancelled"'));
 
-    await runBee(["post", "--to", "*", "still here"], sandbox.env);
+    await runBee(["post", "--to", "*", "still here"], scope.sandbox.env);
     const page = structured<Page>(await call(running, "bee_wait_action", { timeoutSeconds: 5, cursor }));
     expect(page.records.map((record) => record.body)).toEqual(["still here"]);
   });
 
   test("sixteen claimers (bridges and CLI processes) race for one action and exactly one wins", async () => {
-    const posted = await runBee(["post", "--to", "*", "--json", "race"], sandbox.env);
+    const posted = await runBee(["post", "--to", "*", "--json", "race"], scope.sandbox.env);
     const { id } = JSON.parse(posted.stdout) as { id: string };
     const bridges = await Promise.all(Array.from({ length: 8 }, (_, index) => bridge(`racer${index}`)));
     const outcomes = await Promise.all([
@@ -186,7 +176,7 @@ describe("cancellation and claims", () => {
         return structured<{ outcome: string }>(result).outcome;
       }),
       ...Array.from({ length: 8 }, async (_, index) => {
-        const result = await runBee(["claim", id, "--as", `cli${index}`, "--json"], sandbox.env);
+        const result = await runBee(["claim", id, "--as", `cli${index}`, "--json"], scope.sandbox.env);
         expect([0, 3], result.stderr).toContain(result.code);
         return (JSON.parse(result.stdout) as { outcome: string }).outcome;
       }),
@@ -198,7 +188,7 @@ describe("cancellation and claims", () => {
 
 describe("stdout is the protocol", () => {
   test("every byte on stdout is JSON-RPC during a full session with debug logging", async () => {
-    const fakeClaude = startFakeClaude(tracker);
+    const fakeClaude = startFakeClaude(scope.tracker);
     const running = await bridge("alpha", {
       BEE_LOG_LEVEL: "debug",
       BEE_PROGRESS_INTERVAL_MS: "200",
@@ -232,8 +222,8 @@ describe("stdout is the protocol", () => {
 describe("an unavailable board", () => {
   test("gets a tool error saying to retry with the same cursor, and the bridge keeps serving", async () => {
     // The board's parent is a regular file, so the board cannot be opened.
-    writeFileSync(join(sandbox.root, "not-a-dir"), "");
-    const running = await bridge("alpha", { BEE_BOARD: join(sandbox.root, "not-a-dir", "board.db") });
+    writeFileSync(join(scope.sandbox.root, "not-a-dir"), "");
+    const running = await bridge("alpha", { BEE_BOARD: join(scope.sandbox.root, "not-a-dir", "board.db") });
     const result = await call(running, "bee_wait_action", { timeoutSeconds: 1 });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^board unavailable: .*; retry with the same cursor$/);

@@ -1,14 +1,12 @@
-import { ProcessTracker } from "@bridgeworks/test-harness";
 import type { Notification } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
-  createSandbox,
   eventually,
   type RunningBridge,
   runBee,
-  type Sandbox,
   startBridge,
   textOf,
+  useBridgeTestScope,
 } from "./helpers.js";
 
 // Channels (BEE_CHANNEL=1): the bridge pushes each action its agent can claim to the client as
@@ -16,18 +14,7 @@ import {
 
 const channelMethod = "notifications/claude/channel";
 
-let tracker: ProcessTracker;
-let sandbox: Sandbox;
-
-beforeEach(() => {
-  tracker = new ProcessTracker();
-  sandbox = createSandbox();
-});
-
-afterEach(async () => {
-  await tracker.endAll();
-  sandbox.dispose();
-});
+const scope = useBridgeTestScope();
 
 interface Record {
   id: string;
@@ -49,8 +36,8 @@ interface Observed {
 async function bridge(agent: string, extraEnv: { [name: string]: string } = {}): Promise<Observed> {
   const notifications: Notification[] = [];
   const running = await startBridge({
-    tracker,
-    env: { ...sandbox.env, BEE_AGENT: agent, ...extraEnv },
+    tracker: scope.tracker,
+    env: { ...scope.sandbox.env, BEE_AGENT: agent, ...extraEnv },
     configureClient: (client) => {
       client.fallbackNotificationHandler = async (notification) => {
         notifications.push(notification);
@@ -71,7 +58,7 @@ async function call(running: RunningBridge, name: string, args: { [key: string]:
 }
 
 async function cliPost(to: string, body: string, ...flags: string[]): Promise<Record> {
-  const posted = await runBee(["post", "--to", to, ...flags, "--json", body], sandbox.env);
+  const posted = await runBee(["post", "--to", to, ...flags, "--json", body], scope.sandbox.env);
   expect(posted.code, posted.stderr).toBe(0);
   return JSON.parse(posted.stdout) as Record;
 }

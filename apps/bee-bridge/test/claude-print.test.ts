@@ -1,10 +1,16 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ModelDouble, startModelDouble, toolResultText } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
-import { bundlePath, eventually, runBee } from "./helpers.js";
-import { beeEnvironment, toolNames, waitThenAnswerScript, waitTool } from "./real-claude.js";
+import { eventually, runBee } from "./helpers.js";
+import {
+  beeEnvironment,
+  toolNames,
+  waitThenAnswerScript,
+  waitTool,
+  writeBeeMcpConfig,
+} from "./real-claude.js";
 
 let double: ModelDouble | undefined;
 let environment: IsolatedEnvironment | undefined;
@@ -20,15 +26,7 @@ test("claude -p: the wait tool is loaded up front, carries progress and tool-use
   double = await startModelDouble(waitThenAnswerScript);
   environment = createIsolatedEnvironment({ modelUrl: double.url });
   const beeEnv = beeEnvironment(environment.root);
-  const mcpConfig = join(environment.root, "mcp.json");
-  writeFileSync(
-    mcpConfig,
-    JSON.stringify({
-      mcpServers: {
-        bee: { type: "stdio", command: process.execPath, args: [bundlePath, "bridge"], env: beeEnv },
-      },
-    }),
-  );
+  const mcpConfig = writeBeeMcpConfig(environment.root, beeEnv);
   const debugFile = join(environment.root, "claude-debug.log");
   const claude = environment.spawn("claude", [
     "-p",

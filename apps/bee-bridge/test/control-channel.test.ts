@@ -3,24 +3,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:f
 import { request } from "node:http";
 import { promisify } from "node:util";
 import { RunFile } from "@bridgeworks/protocol";
-import { ProcessTracker } from "@bridgeworks/test-harness";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createSandbox, eventually, runBee, type Sandbox, startBridgeWithRunFile } from "./helpers.js";
+import { describe, expect, test } from "vitest";
+import { eventually, runBee, startBridgeWithRunFile, useBridgeTestScope } from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
-let tracker: ProcessTracker;
-let sandbox: Sandbox;
-
-beforeEach(() => {
-  tracker = new ProcessTracker();
-  sandbox = createSandbox();
-});
-
-afterEach(async () => {
-  await tracker.endAll();
-  sandbox.dispose();
-});
+const scope = useBridgeTestScope();
 
 interface Answer {
   status: number;
@@ -28,7 +16,7 @@ interface Answer {
 }
 
 async function bridgeWithRunFile() {
-  const { claude, running, runFilePath } = await startBridgeWithRunFile(tracker, sandbox);
+  const { claude, running, runFilePath } = await startBridgeWithRunFile(scope.tracker, scope.sandbox);
   const runFile = RunFile.parse(JSON.parse(readFileSync(runFilePath, "utf8")));
   return { claude, running, path: runFilePath, runFile };
 }
@@ -92,17 +80,17 @@ describe("the bridge's control channel", () => {
       const cors = Object.keys(answer.headers).filter((name) => name.startsWith("access-control-"));
       expect(cors, what).toEqual([]);
     }
-    const agents = JSON.parse((await runBee(["agents", "--json"], sandbox.env)).stdout) as Array<{
+    const agents = JSON.parse((await runBee(["agents", "--json"], scope.sandbox.env)).stdout) as Array<{
       status: string;
     }>;
     expect(agents.map((agent) => agent.status)).toEqual(["active"]);
   });
 
   test("forces the run dir to 0700 and the run file to 0600 even when the dir existed with looser modes", async () => {
-    mkdirSync(sandbox.runDir, { recursive: true });
-    chmodSync(sandbox.runDir, 0o777);
+    mkdirSync(scope.sandbox.runDir, { recursive: true });
+    chmodSync(scope.sandbox.runDir, 0o777);
     const { path } = await bridgeWithRunFile();
-    expect(statSync(sandbox.runDir).mode & 0o777).toBe(0o700);
+    expect(statSync(scope.sandbox.runDir).mode & 0o777).toBe(0o700);
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
@@ -110,13 +98,13 @@ describe("the bridge's control channel", () => {
     const { claude, running, path, runFile } = await bridgeWithRunFile();
     await eventually(() => running.process.stderr().includes("identity registered"));
     // Another process holds the board's write lock, so the retire keeps waiting for it.
-    const lock = new Database(sandbox.board);
+    const lock = new Database(scope.sandbox.board);
     lock.prepare("BEGIN IMMEDIATE").run();
     try {
       const started = performance.now();
       const hook = runBee(
         ["hook", "session-start"],
-        { ...sandbox.env, CLAUDE_PID: String(claude.pid) },
+        { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
         clearInput,
       );
       let finished = false;

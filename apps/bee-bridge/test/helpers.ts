@@ -3,11 +3,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ProcessTracker, TrackedProcess } from "@bridgeworks/test-harness";
+import { ProcessTracker, type TrackedProcess } from "@bridgeworks/test-harness";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach } from "vitest";
 
 export const bundlePath = fileURLToPath(new URL("../bundle/bee.mjs", import.meta.url));
 
@@ -40,6 +41,36 @@ export function createSandbox(): Sandbox {
       BEE_RUN_DIR: runDir,
     },
     dispose: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export interface BridgeTestScope {
+  readonly tracker: ProcessTracker;
+  readonly sandbox: Sandbox;
+}
+
+/** A fresh process tracker and sandbox for each test of the calling file, both ended after it. */
+export function useBridgeTestScope(): BridgeTestScope {
+  let current: BridgeTestScope | undefined;
+  beforeEach(() => {
+    current = { tracker: new ProcessTracker(), sandbox: createSandbox() };
+  });
+  afterEach(async () => {
+    await current?.tracker.endAll();
+    current?.sandbox.dispose();
+    current = undefined;
+  });
+  const active = () => {
+    if (!current) throw new Error("the bridge test scope is used outside a test");
+    return current;
+  };
+  return {
+    get tracker() {
+      return active().tracker;
+    },
+    get sandbox() {
+      return active().sandbox;
+    },
   };
 }
 

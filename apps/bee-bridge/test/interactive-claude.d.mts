@@ -13,6 +13,8 @@ export interface BeeEnvironment {
   BEE_LOG_FILE: string;
 }
 export declare function beeEnvironment(root: string): BeeEnvironment;
+/** Writes `<root>/mcp.json` naming the bee bundle as the `bee` stdio server; returns its path. */
+export declare function writeBeeMcpConfig(root: string, beeEnv: BeeEnvironment): string;
 
 export type LogEntry = Record<string, unknown>;
 export declare function readLogEntries(path: string): LogEntry[];

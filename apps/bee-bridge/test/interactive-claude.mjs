@@ -25,6 +25,20 @@ export function beeEnvironment(root) {
 }
 
 /** The primary /clear path: Claude Code calls the hidden `bee_session_event` on the running bridge. */
+/** Writes `<root>/mcp.json` naming the bee bundle as the `bee` stdio server; returns its path. */
+export function writeBeeMcpConfig(root, beeEnv) {
+  const path = join(root, "mcp.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      mcpServers: {
+        bee: { type: "stdio", command: process.execPath, args: [bundlePath, "bridge"], env: beeEnv },
+      },
+    }),
+  );
+  return path;
+}
+
 export const mcpToolHook = {
   type: "mcp_tool",
   server: "bee",
@@ -153,15 +167,7 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
     });
     writeFileSync(join(environment.claudeConfigDir, ".claude.json"), seed);
     writeFileSync(join(environment.home, ".claude.json"), seed);
-    const mcpConfig = join(environment.root, "mcp.json");
-    writeFileSync(
-      mcpConfig,
-      JSON.stringify({
-        mcpServers: {
-          bee: { type: "stdio", command: process.execPath, args: [bundlePath, "bridge"], env: beeEnv },
-        },
-      }),
-    );
+    const mcpConfig = writeBeeMcpConfig(environment.root, beeEnv);
     const settings = join(environment.root, "settings.json");
     writeFileSync(
       settings,

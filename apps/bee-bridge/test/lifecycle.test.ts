@@ -1,32 +1,19 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ProcessTracker } from "@bridgeworks/test-harness";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
-  createSandbox,
   eventually,
   runBee,
-  type Sandbox,
   startBridge,
   startBridgeWithRunFile,
   startFakeClaude,
+  useBridgeTestScope,
 } from "./helpers.js";
 
-let tracker: ProcessTracker;
-let sandbox: Sandbox;
-
-beforeEach(() => {
-  tracker = new ProcessTracker();
-  sandbox = createSandbox();
-});
-
-afterEach(async () => {
-  await tracker.endAll();
-  sandbox.dispose();
-});
+const scope = useBridgeTestScope();
 
 async function bridgeWithRunFile() {
-  const { claude, running, runFilePath } = await startBridgeWithRunFile(tracker, sandbox);
+  const { claude, running, runFilePath } = await startBridgeWithRunFile(scope.tracker, scope.sandbox);
   return { claude, running, runFile: runFilePath };
 }
 
@@ -75,7 +62,7 @@ describe("shutdown", () => {
     const { running } = await bridgeWithRunFile();
     process.kill(running.process.pid, "SIGTERM");
     await running.process.exited;
-    const agents = JSON.parse((await runBee(["agents", "--json"], sandbox.env)).stdout) as Array<{
+    const agents = JSON.parse((await runBee(["agents", "--json"], scope.sandbox.env)).stdout) as Array<{
       status: string;
     }>;
     expect(agents.map((agent) => agent.status)).toEqual(["departed"]);
@@ -89,7 +76,7 @@ describe("shutdown", () => {
 
     const hook = await runBee(
       ["hook", "session-start"],
-      { ...sandbox.env, CLAUDE_PID: String(claude.pid) },
+      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
       clearInput("clear"),
     );
     expect(hook.code).toBe(0);
@@ -98,21 +85,24 @@ describe("shutdown", () => {
 
     process.kill(claude.pid, "SIGKILL");
     await claude.exited;
-    const nextClaude = startFakeClaude(tracker);
+    const nextClaude = startFakeClaude(scope.tracker);
     await startBridge({
-      tracker,
-      env: { ...sandbox.env, BEE_AGENT: "beta", CLAUDE_PID: String(nextClaude.pid) },
+      tracker: scope.tracker,
+      env: { ...scope.sandbox.env, BEE_AGENT: "beta", CLAUDE_PID: String(nextClaude.pid) },
     });
-    await eventually(() => existsSync(join(sandbox.runDir, `${nextClaude.pid}.json`)));
-    expect(readdirSync(sandbox.runDir)).toEqual([`${nextClaude.pid}.json`]);
+    await eventually(() => existsSync(join(scope.sandbox.runDir, `${nextClaude.pid}.json`)));
+    expect(readdirSync(scope.sandbox.runDir)).toEqual([`${nextClaude.pid}.json`]);
   });
 
   test("without a claude ancestor the bridge serves, writes no run file and says so on stderr", async () => {
-    const running = await startBridge({ tracker, env: { ...sandbox.env, BEE_AGENT: "alpha" } });
+    const running = await startBridge({
+      tracker: scope.tracker,
+      env: { ...scope.sandbox.env, BEE_AGENT: "alpha" },
+    });
     const { tools } = await running.client.listTools();
     expect(tools.length).toBe(7);
     await eventually(() => running.process.stderr().includes("no claude ancestor found"));
-    expect(existsSync(sandbox.runDir) ? readdirSync(sandbox.runDir) : []).toEqual([]);
+    expect(existsSync(scope.sandbox.runDir) ? readdirSync(scope.sandbox.runDir) : []).toEqual([]);
   });
 });
 
@@ -121,17 +111,17 @@ describe("bee hook session-start", () => {
     const { claude } = await bridgeWithRunFile();
     const startup = await runBee(
       ["hook", "session-start"],
-      { ...sandbox.env, CLAUDE_PID: String(claude.pid) },
+      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
       clearInput("startup"),
     );
     expect(startup).toEqual({ code: 0, stdout: "", stderr: "" });
 
-    const dead = startFakeClaude(tracker);
+    const dead = startFakeClaude(scope.tracker);
     process.kill(dead.pid, "SIGKILL");
     await dead.exited;
     const refused = await runBee(
       ["hook", "session-start"],
-      { ...sandbox.env, CLAUDE_PID: String(dead.pid) },
+      { ...scope.sandbox.env, CLAUDE_PID: String(dead.pid) },
       "not even json",
     );
     expect(refused.code).toBe(1);
@@ -143,7 +133,7 @@ describe("bee hook session-start", () => {
     const { claude } = await bridgeWithRunFile();
     const hook = await runBee(
       ["hook", "session-start"],
-      { ...sandbox.env, CLAUDE_PID: String(claude.pid) },
+      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
       clearInput("clear"),
     );
     expect(hook.code, hook.stderr).toBe(0);
@@ -151,7 +141,7 @@ describe("bee hook session-start", () => {
       hookSpecificOutput: { hookEventName: string; additionalContext: string };
     };
     expect(output.hookSpecificOutput.hookEventName).toBe("SessionStart");
-    const agents = JSON.parse((await runBee(["agents", "--json"], sandbox.env)).stdout) as Array<{
+    const agents = JSON.parse((await runBee(["agents", "--json"], scope.sandbox.env)).stdout) as Array<{
       identity: string;
       status: string;
     }>;
@@ -160,10 +150,10 @@ describe("bee hook session-start", () => {
   });
 
   test("bad hook input is refused by name with exit 2", async () => {
-    const claude = startFakeClaude(tracker);
+    const claude = startFakeClaude(scope.tracker);
     const result = await runBee(
       ["hook", "session-start"],
-      { ...sandbox.env, CLAUDE_PID: String(claude.pid) },
+      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
       JSON.stringify({
         session_id: "s",
         transcript_path: "t",

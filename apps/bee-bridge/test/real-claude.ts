@@ -7,6 +7,7 @@ export {
   beeEnvironment,
   sessionEventTool,
   waitTool,
+  writeBeeMcpConfig,
 } from "./interactive-claude.mjs";
 
 /** Names of the tools a model request offers. */
