@@ -19,7 +19,9 @@ import {
   waitUntil,
 } from "@bridgeworks/test-harness";
 import { openJournal } from "@bridgeworks/turn-journal";
+import Database from "better-sqlite3";
 import { FlootClient } from "../src/client/api-client.js";
+import { journalFileName } from "../src/state-dir.js";
 
 export const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const bundlePath = join(appDir, "bundle", "floot.mjs");
@@ -96,6 +98,18 @@ export class FlootWorld {
       );
     } catch {
       return undefined;
+    }
+  }
+
+  /** A turn's journal row read beside the daemon (even a blocked one): phase, pid and spawn marker. */
+  readTurnRow(turnId: string): { phase: string; pid: number | null; spawnMarker: string | null } | undefined {
+    const db = new Database(join(this.stateDir, journalFileName), { readonly: true, fileMustExist: true });
+    try {
+      return db
+        .prepare("SELECT phase, pid, spawn_marker AS spawnMarker FROM turns WHERE id = ?")
+        .get(turnId) as { phase: string; pid: number | null; spawnMarker: string | null } | undefined;
+    } finally {
+      db.close();
     }
   }
 
@@ -191,8 +205,8 @@ export class FlootWorld {
       this.daemon = undefined;
     }
     let problems: string[] = [];
-    if (existsSync(join(this.stateDir, "journal.sqlite"))) {
-      const journal = openJournal({ path: join(this.stateDir, "journal.sqlite") });
+    if (existsSync(join(this.stateDir, journalFileName))) {
+      const journal = openJournal({ path: join(this.stateDir, journalFileName) });
       try {
         for (const session of journal.listSessions()) {
           for (const turn of journal.listTurns(session.id)) {

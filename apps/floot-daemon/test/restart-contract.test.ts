@@ -1,7 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { isSameProcess } from "@bridgeworks/backend-adapters";
+import {
+  findProcessesBySpawnMarker,
+  isSameProcess,
+  type ProcessIdentity,
+} from "@bridgeworks/backend-adapters";
 import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
 import type {
   Backend,
@@ -200,6 +204,63 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     expect(replayed.process?.pid).not.toBe(stalled.process?.pid);
     expect(replayed.conversationId).toBe(old.conversationId);
     expect(w.requestsWith("[think]")).toBe(2);
+  });
+
+  test("3c. restart after the spawn, before its pid is journaled: nothing carrying the turn's marker survives, the turn replays once", async () => {
+    world = await FlootWorld.create(backend, {
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[window]" },
+          repeat: true,
+          response: { events: [{ type: "text", text: "WINDOW CLOSED" }] },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon({ FLOOT_TEST_HOLD_AFTER_SPAWN_MS: "60000" });
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[window] run me");
+    // The daemon is blocked now; the journal (read beside it) shows the turn spawning with no pid.
+    let marker = "";
+    await waitUntil(
+      () => {
+        const row = w.readTurnRow(turn.id);
+        marker = row?.spawnMarker ?? "";
+        return row?.phase === "spawning" && row.pid === null && marker !== "";
+      },
+      30_000,
+      "turn spawning with a marker",
+    );
+    let stranded: ProcessIdentity[] = [];
+    await waitUntil(
+      () => {
+        stranded = findProcessesBySpawnMarker([marker]).get(marker) ?? [];
+        return stranded.length > 0;
+      },
+      30_000,
+      "the marked CLI",
+    );
+    // Still running unrecorded a moment later (its MCP bridge is the blocked daemon).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const identity of stranded) expect(isSameProcess(identity)).toBe(true);
+    expect(w.readTurnRow(turn.id)).toMatchObject({ phase: "spawning", pid: null });
+
+    // The unrecorded CLI may also die on its own once it writes to its dead daemon's pipe; either way
+    // nothing carrying the marker is left by the time the new daemon is ready. (recovery.test.ts
+    // proves the marker fencing itself on processes that would live on.)
+    await w.restartAfterKill();
+    for (const identity of stranded) expect(isSameProcess(identity)).toBe(false);
+    expect(findProcessesBySpawnMarker([marker]).get(marker)).toEqual([]);
+    const turns = await w.turns(session.id);
+    expect(turns).toHaveLength(2);
+    const replay = turns.find((t) => t.replayOf === turn.id)!;
+    const replayed = await w.waitForEnd(replay.id);
+    expect(replayed.phase, JSON.stringify(replayed.error)).toBe("completed");
+    expect(replayed.spawnMarker).not.toBe(marker);
+    expect(replayed.process?.pid).not.toBe(stranded[0]?.pid);
+    expect((await w.events(replay.id)).some((e) => JSON.stringify(e.event).includes("WINDOW CLOSED"))).toBe(
+      true,
+    );
   });
 
   test("4. restart after assistant text: interrupted, events kept, no model request until retry", async () => {

@@ -139,6 +139,9 @@ async function startLocked(
     ...(positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS) !== undefined && {
       holdBeforeSpawnMs: positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS)!,
     }),
+    ...(positiveInt(env.FLOOT_TEST_HOLD_AFTER_SPAWN_MS) !== undefined && {
+      holdAfterSpawnMs: positiveInt(env.FLOOT_TEST_HOLD_AFTER_SPAWN_MS)!,
+    }),
     adapterFor: (session) => adapterFor(session, sessions, env),
     mounts: {
       mount(context) {

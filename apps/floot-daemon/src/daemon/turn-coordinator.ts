@@ -37,6 +37,11 @@ export interface TurnCoordinatorOptions {
   toolTimeoutMs: number;
   /** Fault injection for tests: hold an accepted turn this long before spawning. */
   holdBeforeSpawnMs?: number;
+  /**
+   * Fault injection for tests: block this daemon this long after a CLI is spawned and before its pid
+   * is journaled, the window only the spawn marker covers.
+   */
+  holdAfterSpawnMs?: number;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -141,6 +146,8 @@ export class TurnCoordinator {
         { ...prepared, launch: { ...prepared.launch, spawnMarker } },
         {
           onSpawned: (identity) => {
+            const hold = this.#options.holdAfterSpawnMs;
+            if (hold) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, hold);
             journal.transition(turn.id, { phase: "running", process: identity });
           },
           onEvent: (event) => journal.appendEvents(turn.id, [event]),
