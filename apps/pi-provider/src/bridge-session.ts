@@ -125,7 +125,7 @@ export class BridgeSession {
     if (flush.length > 0) {
       this.options.diag({
         type: "undelivered_tool_calls_flushed",
-        sessionId: this.options.sessionKey,
+        ...this.recordContext(),
         ids: flush.map((c) => c.id),
       });
       for (const call of flush) turn.pushToolCall(call);
@@ -164,7 +164,7 @@ export class BridgeSession {
     const started = this.startQuery(model, context, streamOptions, settings, resume);
     this.options.diag({
       type: "claude_query_started",
-      sessionId: this.options.sessionKey,
+      ...this.recordContext(),
       resumed: resume !== undefined,
       rewound: resume?.at !== undefined,
       replayedMessages: context.messages.length - tellFrom,
@@ -173,6 +173,11 @@ export class BridgeSession {
     this.pushUser(started, renderUnseen(context.messages.slice(tellFrom)));
     this.known = checkpointOf(context.messages);
     turn.start();
+  }
+
+  /** What each of this session's own diagnostics records carries after its type. */
+  private recordContext(): { at: string; sessionId: string } {
+    return { at: new Date(this.options.clock.now()).toISOString(), sessionId: this.options.sessionKey };
   }
 
   /** Pi aborted the agent run (Esc, RPC `abort`): fail everything live and stop Claude Code. */
@@ -288,7 +293,7 @@ export class BridgeSession {
         else if (message.subtype === "api_retry")
           this.options.diag({
             type: "claude_api_retry",
-            sessionId: this.options.sessionKey,
+            ...this.recordContext(),
             status: message.error_status,
           });
         return;
@@ -314,7 +319,7 @@ export class BridgeSession {
       case "rate_limit_event":
         this.options.diag({
           type: "claude_rate_limit",
-          sessionId: this.options.sessionKey,
+          ...this.recordContext(),
           status: message.rate_limit_info.status,
         });
         return;
@@ -343,7 +348,7 @@ export class BridgeSession {
           else
             this.options.diag({
               type: "content_without_pi_stream",
-              sessionId: this.options.sessionKey,
+              ...this.recordContext(),
               block: block.type,
             });
         }
@@ -420,7 +425,7 @@ export class BridgeSession {
       .join("\n");
     this.options.diag({
       type: "claude_query_ended",
-      sessionId: this.options.sessionKey,
+      ...this.recordContext(),
       detail: detail.slice(0, 500),
     });
     this.ledger.abort("Claude Code ended");

@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
+import type { ClaudeBridgeDiagnosticRecord } from "@bridgeworks/protocol";
 
 export const DIAG_LOG_VARIABLE = "CLAUDE_BRIDGE_DIAG_LOG";
 
@@ -12,7 +13,7 @@ export function diagLogPath(env: Readonly<Record<string, string | undefined>>): 
   return join(agentDir, "claude-bridge-diag.log");
 }
 
-export type DiagWriter = (record: { type: string } & Record<string, unknown>) => void;
+export type DiagWriter = (record: ClaudeBridgeDiagnosticRecord) => void;
 
 /**
  * One JSON object per line, appended synchronously so a record is on disk before the next ledger

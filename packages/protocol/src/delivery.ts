@@ -231,3 +231,71 @@ export const DeliveryDiagnosticRecord = z.discriminatedUnion("type", [
   DeliveryMismatchRecord,
 ]);
 export type DeliveryDiagnosticRecord = z.infer<typeof DeliveryDiagnosticRecord>;
+
+/*
+ * The Pi provider's own records, beside the ledger's in the same JSONL log: how its Claude Code query
+ * started and ended, and what Claude Code reported along the way. Ids and counts only, never content.
+ */
+
+/** Calls seen while no Pi stream was open, handed to Pi at the start of the next one. */
+export const UndeliveredToolCallsFlushedRecord = z.strictObject({
+  type: z.literal("undelivered_tool_calls_flushed"),
+  ...recordContext,
+  ids: IdList.min(1, "ids must not be empty"),
+});
+export type UndeliveredToolCallsFlushedRecord = z.infer<typeof UndeliveredToolCallsFlushedRecord>;
+
+/** A Claude Code query began: resumed by Claude's session id (`rewound` to an earlier turn) or fresh. */
+export const ClaudeQueryStartedRecord = z.strictObject({
+  type: z.literal("claude_query_started"),
+  ...recordContext,
+  resumed: z.boolean(),
+  rewound: z.boolean(),
+  /** How many of Pi's messages were told to Claude in the first input (a transcript when not resumed). */
+  replayedMessages: Count,
+});
+export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
+
+/** Claude Code ended its query on its own (exit, crash); `detail` is the tail of what it said. */
+export const ClaudeQueryEndedRecord = z.strictObject({
+  type: z.literal("claude_query_ended"),
+  ...recordContext,
+  detail: z.string().max(500),
+});
+export type ClaudeQueryEndedRecord = z.infer<typeof ClaudeQueryEndedRecord>;
+
+/** Claude Code retries an API request; `status` is null for a failure without an HTTP response. */
+export const ClaudeApiRetryRecord = z.strictObject({
+  type: z.literal("claude_api_retry"),
+  ...recordContext,
+  status: z.number().int().nullable(),
+});
+export type ClaudeApiRetryRecord = z.infer<typeof ClaudeApiRetryRecord>;
+
+/** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`. */
+export const ClaudeRateLimitRecord = z.strictObject({
+  type: z.literal("claude_rate_limit"),
+  ...recordContext,
+  status: z.string().min(1, "status must not be empty"),
+});
+export type ClaudeRateLimitRecord = z.infer<typeof ClaudeRateLimitRecord>;
+
+/** Claude streamed a content block while no Pi stream was open to carry it (it is not shown to Pi). */
+export const ContentWithoutPiStreamRecord = z.strictObject({
+  type: z.literal("content_without_pi_stream"),
+  ...recordContext,
+  block: z.string().min(1, "block must not be empty"),
+});
+export type ContentWithoutPiStreamRecord = z.infer<typeof ContentWithoutPiStreamRecord>;
+
+/** Every record of the Pi provider's diagnostics log: the ledger's and the provider's own. */
+export const ClaudeBridgeDiagnosticRecord = z.discriminatedUnion("type", [
+  ...DeliveryDiagnosticRecord.options,
+  UndeliveredToolCallsFlushedRecord,
+  ClaudeQueryStartedRecord,
+  ClaudeQueryEndedRecord,
+  ClaudeApiRetryRecord,
+  ClaudeRateLimitRecord,
+  ContentWithoutPiStreamRecord,
+]);
+export type ClaudeBridgeDiagnosticRecord = z.infer<typeof ClaudeBridgeDiagnosticRecord>;

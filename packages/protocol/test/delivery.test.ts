@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import {
+  ClaudeBridgeDiagnosticRecord,
   DeliveryDiagnosticRecord,
   DeliveryMismatchRecord,
   LedgerState,
@@ -190,5 +191,39 @@ describe("DeliveryDiagnosticRecord", () => {
         message: "x",
       }),
     ).toEqual(["timeoutMs"]);
+  });
+});
+
+describe("ClaudeBridgeDiagnosticRecord", () => {
+  const own = [
+    { type: "undelivered_tool_calls_flushed", at, sessionId: "s1", ids: ["toolu_01A"] },
+    {
+      type: "claude_query_started",
+      at,
+      sessionId: "s1",
+      resumed: false,
+      rewound: false,
+      replayedMessages: 3,
+    },
+    { type: "claude_query_ended", at, sessionId: "s1", detail: "Claude Code exited with code 1" },
+    { type: "claude_api_retry", at, sessionId: "s1", status: null },
+    { type: "claude_rate_limit", at, sessionId: "s1", status: "allowed_warning" },
+    { type: "content_without_pi_stream", at, sessionId: "s1", block: "text" },
+  ];
+
+  test("takes the provider's own records and every ledger record", () => {
+    for (const record of own) expect(ClaudeBridgeDiagnosticRecord.parse(record)).toEqual(record);
+    expect(ClaudeBridgeDiagnosticRecord.parse(mismatch)).toEqual(mismatch);
+    expect(ClaudeBridgeDiagnosticRecord.parse(transition)).toEqual(transition);
+  });
+
+  test("refuses a record without its time, an unknown field and a bad count, naming the field", () => {
+    const { at: _at, ...untimed } = own[1]!;
+    expect(failedPaths(ClaudeBridgeDiagnosticRecord, untimed)).toEqual(["at"]);
+    expect(failedPaths(ClaudeBridgeDiagnosticRecord, { ...own[1], prompt: "secret words" })).toEqual([""]);
+    expect(failedPaths(ClaudeBridgeDiagnosticRecord, { ...own[1], replayedMessages: -1 })).toEqual([
+      "replayedMessages",
+    ]);
+    expect(failedPaths(ClaudeBridgeDiagnosticRecord, { ...own[0], ids: [] })).toEqual(["ids"]);
   });
 });

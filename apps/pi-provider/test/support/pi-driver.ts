@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ModelDouble } from "@bridgeworks/model-double";
+import { ClaudeBridgeDiagnosticRecord } from "@bridgeworks/protocol";
 import { type IsolatedEnvironment, resolveRealClient, type TrackedProcess } from "@bridgeworks/test-harness";
 
 export const appDir = dirname(dirname(dirname(fileURLToPath(import.meta.url))));
@@ -147,6 +148,7 @@ function readDiagText(environment: IsolatedEnvironment): string {
   return existsSync(path) ? readFileSync(path, "utf8").slice(-6000) : "(no diag log)";
 }
 
+/** The diagnostics log, every record checked against its protocol schema (a malformed one fails the test). */
 export function readDiag(
   environment: IsolatedEnvironment,
 ): Array<Record<string, unknown> & { type: string }> {
@@ -155,7 +157,12 @@ export function readDiag(
   return readFileSync(path, "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown> & { type: string });
+    .map((line, index) => {
+      const parsed = ClaudeBridgeDiagnosticRecord.safeParse(JSON.parse(line));
+      if (!parsed.success)
+        throw new Error(`diag log line ${index + 1} is malformed: ${parsed.error.message}\n${line}`);
+      return parsed.data as Record<string, unknown> & ClaudeBridgeDiagnosticRecord;
+    });
 }
 
 export function mismatches(environment: IsolatedEnvironment): unknown[] {
