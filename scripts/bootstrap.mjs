@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { supervise } from "./supervise.mjs";
 import { ensureSystemPackages } from "./system-packages.mjs";
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -25,9 +26,9 @@ if (!(job in jobs)) {
 const env = buildEnv();
 const pnpm = ensurePnpm();
 step("install", pnpm, ["install", "--frozen-lockfile", "--prefer-offline"]);
-jobs[job](jobArgs);
+await jobs[job](jobArgs);
 
-function runTests(args) {
+async function runTests(args) {
   try {
     ensureSystemPackages();
   } catch (error) {
@@ -35,7 +36,7 @@ function runTests(args) {
     process.exit(1);
   }
   step("build", pnpm, ["run", "build"]);
-  step("test", pnpm, ["exec", "vitest", "run", ...args]);
+  process.exitCode = await supervise("test", pnpm, ["exec", "vitest", "run", ...args], { cwd: root, env });
 }
 
 function runChecks() {
@@ -43,12 +44,15 @@ function runChecks() {
   step("lint", pnpm, ["run", "lint"]);
 }
 
-function startDaemon(args) {
+async function startDaemon(args) {
   const floot = buildFloot();
   console.error(
     `bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`,
   );
-  step("floot daemon", process.execPath, [floot, "daemon", ...args]);
+  process.exitCode = await supervise("floot daemon", process.execPath, [floot, "daemon", ...args], {
+    cwd: root,
+    env,
+  });
 }
 
 function runFlootCli(args) {

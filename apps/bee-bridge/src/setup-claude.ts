@@ -94,6 +94,15 @@ export function planClaudeSetup(input: SetupInput): PlannedFile[] {
     plan(approval, (json) => {
       const enabled = arrayAt(json, "enabledMcpjsonServers", approval);
       if (!enabled.includes(serverName)) enabled.push(serverName);
+      // An earlier "continue without" in Claude's dialog wins over the approval, silently: asked to set
+      // bee up, drop that refusal.
+      const disabled = json.disabledMcpjsonServers;
+      if (disabled === undefined) return;
+      if (!Array.isArray(disabled))
+        throw new UsageError(approval, `"disabledMcpjsonServers" must be an array`);
+      const kept = disabled.filter((name) => name !== serverName);
+      if (kept.length === 0) delete json.disabledMcpjsonServers;
+      else json.disabledMcpjsonServers = kept;
     });
   }
   return planned;

@@ -34,8 +34,17 @@ export declare const commandHook: SessionStartHook;
 
 export interface InteractiveClaudeOptions {
   steps: ScriptInput["steps"];
-  /** The SessionStart hook for matcher `clear` (default `mcpToolHook`). */
+  /** The SessionStart hook for matcher `clear` (default `mcpToolHook`); only with `config: "flags"`. */
   hook?: SessionStartHook;
+  /**
+   * `"flags"` (default): the bridge, `hook` and the deny come from `--mcp-config --strict-mcp-config` and
+   * `--settings`. `"workspace"`: no such flags; only the files in place when claude starts apply (see
+   * `beforeStart`), and bee's variables are in claude's environment (`environment.env`), which the bridge
+   * inherits. Both pass `--allowedTools mcp__bee__bee_wait_action` (auto mode cannot check against the double).
+   */
+  config?: "flags" | "workspace";
+  /** Runs after the environment exists and before claude starts, e.g. to run `bee setup claude`. */
+  beforeStart?: (session: InteractiveClaude) => void | Promise<void>;
 }
 
 export interface InteractiveClaude {
@@ -44,6 +53,8 @@ export interface InteractiveClaude {
   beeEnv: BeeEnvironment;
   /** The tmux `-L` socket name. */
   socket: string;
+  /** The pid of claude itself; undefined until it is started. */
+  readonly claudePid: number | undefined;
   tmux(...args: string[]): string;
   /** The bridge's log lines so far. */
   log(): LogEntry[];
@@ -52,6 +63,8 @@ export interface InteractiveClaude {
   type(text: string): Promise<void>;
   /** Sends one key (tmux key name, e.g. `Escape`). */
   press(key: string): void;
+  /** The pane's text, with up to `lines` (default 200) lines of its history. */
+  pane(lines?: number): string;
   /** Ends the tmux server, claude and the bridge by pid, then removes the environment. Idempotent. */
   close(): Promise<void>;
 }

@@ -24,7 +24,6 @@ export function beeEnvironment(root) {
   };
 }
 
-/** The primary /clear path: Claude Code calls the hidden `bee_session_event` on the running bridge. */
 /** Writes `<root>/mcp.json` naming the bee bundle as the `bee` stdio server; returns its path. */
 export function writeBeeMcpConfig(root, beeEnv) {
   const path = join(root, "mcp.json");
@@ -39,6 +38,7 @@ export function writeBeeMcpConfig(root, beeEnv) {
   return path;
 }
 
+/** The primary /clear path: Claude Code calls the hidden `bee_session_event` on the running bridge. */
 export const mcpToolHook = {
   type: "mcp_tool",
   server: "bee",
@@ -90,10 +90,15 @@ function signal(pid, name) {
 }
 
 /**
- * Starts the double with `steps`, then interactive claude with the bridge and `hook` on /clear.
+ * Starts the double with `steps`, then interactive claude in the isolated environment's workspace.
+ * `config: "flags"` (the default): the bridge comes from `--mcp-config --strict-mcp-config`, `hook` on
+ * /clear and the deny from `--settings`. Either way `--allowedTools` lets the model call the wait tool.
+ * `config: "workspace"`: claude gets none of these flags, so only what `beforeStart` put in place applies
+ * (e.g. `bee setup claude --scope project`); bee's variables are then in claude's own environment
+ * (`environment.env`), which the bridge inherits. `beforeStart(session)` runs before claude starts.
  * `close()` ends the tmux server, claude and the bridge by pid; call it in a `finally`/`afterEach`.
  */
-export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
+export async function startInteractiveClaude({ steps, hook = mcpToolHook, config = "flags", beforeStart }) {
   const double = await startModelDouble({ steps });
   let environment;
   try {
@@ -103,6 +108,8 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
     throw error;
   }
   const beeEnv = beeEnvironment(environment.root);
+  // In workspace mode the server entry carries no env: the bridge inherits bee's variables from claude.
+  if (config === "workspace") Object.assign(environment.env, beeEnv);
   const socket = `bee-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
   const tmux = (...args) => execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
   const log = () => readLogEntries(beeEnv.BEE_LOG_FILE);
@@ -116,6 +123,10 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
     socket,
     tmux,
     log,
+    /** The pid of claude itself (the pane runs it with exec); undefined until it is started. */
+    get claudePid() {
+      return claudePid;
+    },
     waitForLog: (predicate, timeoutMs, what = "bridge log line") =>
       waitFor(() => log().find(predicate), timeoutMs, what),
     /** Types `text` literally, then Enter a moment later (claude's input needs the pause). */
@@ -126,6 +137,10 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
     },
     press(key) {
       tmux("send-keys", "-t", "bee", key);
+    },
+    /** The pane's text (its last `lines` lines of history included), for assertions and failure messages. */
+    pane(lines = 200) {
+      return tmux("capture-pane", "-p", "-J", "-t", "bee", "-S", `-${lines}`);
     },
     async close() {
       if (closed) return;
@@ -167,15 +182,22 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
     });
     writeFileSync(join(environment.claudeConfigDir, ".claude.json"), seed);
     writeFileSync(join(environment.home, ".claude.json"), seed);
-    const mcpConfig = writeBeeMcpConfig(environment.root, beeEnv);
-    const settings = join(environment.root, "settings.json");
-    writeFileSync(
-      settings,
-      JSON.stringify({
-        permissions: { deny: [sessionEventTool] },
-        hooks: { SessionStart: [{ matcher: "clear", hooks: [hook] }] },
-      }),
-    );
+    let claudeArgs = [];
+    if (config === "flags") {
+      const mcpConfig = writeBeeMcpConfig(environment.root, beeEnv);
+      const settings = join(environment.root, "settings.json");
+      writeFileSync(
+        settings,
+        JSON.stringify({
+          permissions: { deny: [sessionEventTool] },
+          hooks: { SessionStart: [{ matcher: "clear", hooks: [hook] }] },
+        }),
+      );
+      claudeArgs = ["--mcp-config", mcpConfig, "--strict-mcp-config", "--settings", settings];
+    } else if (config !== "workspace") {
+      throw new Error(`config must be "flags" or "workspace", not ${JSON.stringify(config)}`);
+    }
+    await beforeStart?.(session);
     const exports = Object.entries({ ...environment.env, BEE_RUN_DIR: beeEnv.BEE_RUN_DIR })
       .map(([name, value]) => `${name}=${JSON.stringify(value)}`)
       .join(" ");
@@ -188,7 +210,12 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook }) {
       "200",
       "-y",
       "50",
-      `cd ${JSON.stringify(environment.workspace)} && exec env -i ${exports} claude --mcp-config ${mcpConfig} --strict-mcp-config --settings ${settings} --allowedTools ${waitTool}`,
+      [
+        `cd ${JSON.stringify(environment.workspace)} && exec env -i ${exports} claude`,
+        // A permission rule only, in both modes: auto mode's safety check runs on Anthropic's server, which
+        // the double is not, so any other tool call stops at auto mode's "can't check actions" dialog.
+        ...[...claudeArgs, "--allowedTools", waitTool].map((arg) => JSON.stringify(arg)),
+      ].join(" "),
     );
     claudePid = Number(tmux("display-message", "-p", "-t", "bee", "#{pane_pid}")) || undefined;
   } catch (error) {

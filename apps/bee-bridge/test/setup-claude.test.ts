@@ -107,6 +107,34 @@ describe("bee setup claude", () => {
     expect(readJson(join(project, ".claude", "settings.local.json")).enabledMcpjsonServers).toEqual(["bee"]);
   });
 
+  test("project scope drops an earlier refusal of bee (it would win over the approval), keeping the rest", async () => {
+    const project = join(sandbox.root, "project");
+    mkdirSync(join(project, ".claude"), { recursive: true });
+    const local = join(project, ".claude", "settings.local.json");
+    // What Claude Code writes when its dialog's "continue without" was chosen, next to the user's own.
+    writeFileSync(
+      local,
+      JSON.stringify({ enabledMcpjsonServers: ["docs"], disabledMcpjsonServers: ["bee", "old"] }),
+    );
+    const first = await runBeeIn(project, ["setup", "claude", "--scope", "project"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(readJson(local)).toEqual({
+      enabledMcpjsonServers: ["docs", "bee"],
+      disabledMcpjsonServers: ["old"],
+    });
+
+    writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: ["bee"] }));
+    const second = await runBeeIn(project, ["setup", "claude", "--scope", "project"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(readJson(local)).toEqual({ enabledMcpjsonServers: ["bee"] });
+
+    writeFileSync(local, JSON.stringify({ disabledMcpjsonServers: "bee" }));
+    const broken = await runBeeIn(project, ["setup", "claude", "--scope", "project"]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain("disabledMcpjsonServers");
+    expect(readJson(local)).toEqual({ disabledMcpjsonServers: "bee" });
+  });
+
   test("bad arguments and broken settings are refused by name", async () => {
     const scope = await runBee(["setup", "claude", "--scope", "global"], env);
     expect(scope.code).toBe(2);

@@ -226,12 +226,17 @@ async function daemonCommand(io: CliIo, args: string[]): Promise<number> {
     `floot daemon listening on http://127.0.0.1:${daemon.port} (state: ${stateDir}, generation ${daemon.generation})\n`,
   );
   return await new Promise<number>((resolve) => {
+    // A Ctrl-C reaches the daemon twice under `npm start` (from the terminal and forwarded by the
+    // script): one stop, and a repeated signal must not cut it short.
+    let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
       logger.log("info", "stopping", { signal });
       void daemon.stop().then(() => resolve(exitCodes.ok));
     };
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
   });
 }
 
