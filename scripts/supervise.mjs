@@ -1,20 +1,26 @@
-// Runs a long-lived child (the Floot daemon of `npm start`, the test run of `npm test`) so that a
-// signal sent to this process alone (npm forwards SIGTERM/SIGINT/SIGHUP to its script) reaches the
-// child too, instead of orphaning it; this process then exits as the child did.
+// Runs a long-lived child (the Floot daemon of `npm start`, the test run of `npm test`) so that it
+// ends with its caller: a signal sent to this process alone reaches the child too, and so does the
+// death of the parent (npm, killed by pid, exits without passing its SIGTERM on). This process then
+// exits as the child did.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 
 export const forwardedSignals = ["SIGINT", "SIGTERM", "SIGHUP"];
 
 /** Resolves with the exit code to leave with: the child's, or 128 + its signal's number. */
-export function supervise(name, command, args, { cwd, env } = {}) {
+export function supervise(name, command, args, { cwd, env, parentCheckMs = 500 } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { cwd, env, stdio: "inherit" });
     const forward = (signal) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     };
     for (const signal of forwardedSignals) process.on(signal, forward);
+    const parent = process.ppid;
+    const parentWatch = setInterval(() => {
+      if (process.ppid !== parent) forward("SIGTERM");
+    }, parentCheckMs);
     const done = (code) => {
+      clearInterval(parentWatch);
       for (const signal of forwardedSignals) process.off(signal, forward);
       resolve(code);
     };

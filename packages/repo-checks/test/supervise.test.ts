@@ -54,6 +54,15 @@ function startSupervisor(childExit: string) {
   return { supervisor, exited, readLog, stderr: () => stderr };
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!condition()) {
@@ -76,6 +85,34 @@ describe("scripts/supervise.mjs (npm start and npm test run their long-lived job
       expect(() => process.kill(childPid, 0)).toThrow();
     },
   );
+
+  test("the parent's death (npm killed by pid) ends the child too", async () => {
+    root = mkdtempSync(join(tmpdir(), "supervise-"));
+    const log = join(root, "child.log");
+    const child = `require("node:fs").appendFileSync(${JSON.stringify(log)}, "pid " + process.pid + "\\n"); process.on("SIGTERM", () => { require("node:fs").appendFileSync(${JSON.stringify(log)}, "SIGTERM\\n"); process.exit(0); }); setInterval(() => {}, 1000);`;
+    const script = `import { supervise } from ${JSON.stringify(supervisePath)}; process.exitCode = await supervise("child", process.execPath, ["-e", ${JSON.stringify(child)}], { parentCheckMs: 50 });`;
+    // A stand-in for npm: it starts the script, reports its pid, and is then SIGKILLed.
+    const parentScript = `const s = require("node:child_process").spawn(process.execPath, ["--input-type=module", "-e", ${JSON.stringify(script)}], { stdio: "ignore" }); console.log(s.pid); setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ["-e", parentScript], { stdio: ["ignore", "pipe", "inherit"] });
+    pids.push(parent.pid!);
+    const supervisorPid = await new Promise<number>((resolve) =>
+      parent.stdout.setEncoding("utf8").once("data", (line: string) => resolve(Number(line.trim()))),
+    );
+    pids.push(supervisorPid);
+    const readLog = () => {
+      try {
+        return readFileSync(log, "utf8");
+      } catch {
+        return "";
+      }
+    };
+    await until(() => readLog().startsWith("pid "), "child started");
+    const childPid = Number(/^pid (\d+)/.exec(readLog())![1]);
+    pids.push(childPid);
+    parent.kill("SIGKILL");
+    await until(() => readLog().includes("SIGTERM"), "the child got SIGTERM");
+    await until(() => !alive(childPid) && !alive(supervisorPid), "child and script gone");
+  });
 
   test("a child that fails passes its code on, named in the message", async () => {
     const run = startSupervisor("process.exit(3);");
