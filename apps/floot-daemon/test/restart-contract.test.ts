@@ -6,7 +6,7 @@ import {
   isSameProcess,
   type ProcessIdentity,
 } from "@bridgeworks/backend-adapters";
-import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
+import { type RecordedRequest, type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type {
   Backend,
   FlootDaemonStatus,
@@ -70,16 +70,7 @@ async function setUp(backend: Backend, script: ScriptInput): Promise<FlootWorld>
 describe.each(backends)("restart/reconnect contract: %s", (backend) => {
   test("1. happy path: conversation id journaled, a second turn resumes it", async () => {
     const w = await setUp(backend, {
-      steps: [
-        {
-          match: { lastUserTextIncludes: "[hello]" },
-          response: { events: [{ type: "text", text: "HELLO BACK" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[again]" },
-          response: { events: [{ type: "text", text: "AGAIN BACK" }] },
-        },
-      ],
+      steps: [textReply("[hello]", "HELLO BACK"), textReply("[again]", "AGAIN BACK")],
     });
     const session = await w.createSession();
     const first = await w.send(session.id, "[hello] first turn");
@@ -159,9 +150,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
 
   test("3a. restart after accepted, before spawn: the turn runs once after restart", async () => {
     world = await FlootWorld.create(backend, {
-      steps: [
-        { match: { lastUserTextIncludes: "[once]" }, response: { events: [{ type: "text", text: "ONCE" }] } },
-      ],
+      steps: [textReply("[once]", "ONCE")],
     });
     const w = world;
     await w.startDaemon({ FLOOT_TEST_HOLD_BEFORE_SPAWN_MS: "60000" });
@@ -179,10 +168,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     const w = await setUp(backend, {
       steps: [
         { match: { lastUserTextIncludes: "[think]" }, response: { events: [{ type: "stall" }] } },
-        {
-          match: { lastUserTextIncludes: "[think]" },
-          response: { events: [{ type: "text", text: "THOUGHT" }] },
-        },
+        textReply("[think]", "THOUGHT"),
       ],
     });
     const session = await w.createSession();
@@ -208,13 +194,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
 
   test("3c. restart after the spawn, before its pid is journaled: nothing carrying the turn's marker survives, the turn replays once", async () => {
     world = await FlootWorld.create(backend, {
-      steps: [
-        {
-          match: { lastUserTextIncludes: "[window]" },
-          repeat: true,
-          response: { events: [{ type: "text", text: "WINDOW CLOSED" }] },
-        },
-      ],
+      steps: [textReply("[window]", "WINDOW CLOSED", { repeat: true })],
     });
     const w = world;
     await w.startDaemon({ FLOOT_TEST_HOLD_AFTER_SPAWN_MS: "60000" });
@@ -270,10 +250,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
           match: { lastUserTextIncludes: "[text]" },
           response: { events: [{ type: "text", text: "PARTIAL ANSWER" }, { type: "stall" }] },
         },
-        {
-          match: { lastUserTextIncludes: "[text]" },
-          response: { events: [{ type: "text", text: "RETRIED" }] },
-        },
+        textReply("[text]", "RETRIED"),
       ],
     });
     const session = await w.createSession();
@@ -529,7 +506,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
           repeat: true,
           response: { error: { status: 400, message: "scripted failure" } },
         },
-        { match: { lastUserTextIncludes: "[hello]" }, response: { events: [{ type: "text", text: "HI" }] } },
+        textReply("[hello]", "HI"),
         { match: { lastUserTextIncludes: "[hang]" }, response: { events: [{ type: "stall" }] } },
       ],
     });

@@ -2,7 +2,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { ScriptInput } from "@bridgeworks/model-double";
+import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { afterEach, beforeAll, describe, expect, test } from "vitest";
@@ -198,10 +198,7 @@ describe("web UI", () => {
             usage: { input_tokens: 1_240, output_tokens: 96, cache_read_input_tokens: 800 },
           },
         },
-        {
-          match: { lastUserTextIncludes: "[earlier]" },
-          response: { events: [{ type: "text", text: "Done: the repository has 3 packages." }] },
-        },
+        textReply("[earlier]", "Done: the repository has 3 packages."),
       ],
     });
     const session = await w.createSession();
@@ -256,10 +253,7 @@ describe("web UI", () => {
           match: { lastUserTextIncludes: "[crash]" },
           response: { events: [{ type: "text", text: "Partial work before the crash." }, { type: "stall" }] },
         },
-        {
-          match: { lastUserTextIncludes: "[crash]" },
-          response: { events: [{ type: "text", text: "Finished on retry." }] },
-        },
+        textReply("[crash]", "Finished on retry."),
       ],
     });
     const session = await w.createSession();

@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import {
   blocksOf,
@@ -337,10 +338,7 @@ describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => 
           match: { toolResultFor: "toolu_follow" },
           response: { events: [{ type: "text", text: "TOOL ROUND DONE" }] },
         },
-        {
-          match: { lastUserTextIncludes: "FOLLOW_TEXT" },
-          response: { events: [{ type: "text", text: "FOLLOW-UP ANSWERED" }] },
-        },
+        textReply("FOLLOW_TEXT", "FOLLOW-UP ANSWERED"),
       ],
     });
     const pi = scenario.pi(line);

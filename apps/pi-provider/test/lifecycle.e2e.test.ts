@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import {
   appDir,
@@ -24,6 +25,24 @@ afterEach(async () => {
 });
 
 const bash = { endsWith: "__bash" };
+
+/** Prompts, waits for the first streamed text delta, aborts, and waits for the run to end; returns
+ * the index of the prompt's first event. */
+async function abortWhileStreaming(pi: PiProcess, prompt: string): Promise<number> {
+  const from = pi.events().length;
+  pi.prompt(prompt);
+  await pi.waitFor(
+    (event) =>
+      event.type === "message_update" &&
+      (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
+    60_000,
+    from,
+  );
+  pi.send({ type: "abort" });
+  await pi.waitForAgentEnd(from);
+  return from;
+}
+
 // A 2x2 red PNG.
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -75,10 +94,7 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
             events: [{ type: "tool_use", id: "toolu_slow", nameFrom: bash, input: { command: "sleep 30" } }],
           },
         },
-        {
-          match: { lastUserTextIncludes: "[after]" },
-          response: { events: [{ type: "text", text: "AFTER ABORT" }] },
-        },
+        textReply("[after]", "AFTER ABORT"),
       ],
     });
     const pi = scenario.pi(line);
@@ -107,24 +123,11 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
           match: { lastUserTextIncludes: "[stream]" },
           response: { events: [{ type: "text", text: "streaming part" }, { type: "stall" }] },
         },
-        {
-          match: { lastUserTextIncludes: "[after]" },
-          response: { events: [{ type: "text", text: "AFTER STREAM ABORT" }] },
-        },
+        textReply("[after]", "AFTER STREAM ABORT"),
       ],
     });
     const pi = scenario.pi(line);
-    const from = pi.events().length;
-    pi.prompt("[stream] talk");
-    await pi.waitFor(
-      (event) =>
-        event.type === "message_update" &&
-        (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
-      60_000,
-      from,
-    );
-    pi.send({ type: "abort" });
-    await pi.waitForAgentEnd(from);
+    const from = await abortWhileStreaming(pi, "[stream] talk");
     expect(lastAssistant(pi.events().slice(from))?.stopReason).toBe("aborted");
     expect(await noClaudeLeft(pi)).toEqual([]);
 
@@ -173,16 +176,7 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
 
   test("a second prompt resumes the same Claude session: history grows by exactly the new turn", async () => {
     scenario = await Scenario.start({
-      steps: [
-        {
-          match: { lastUserTextIncludes: "[one]" },
-          response: { events: [{ type: "text", text: "FIRST ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[two]" },
-          response: { events: [{ type: "text", text: "SECOND ANSWER" }] },
-        },
-      ],
+      steps: [textReply("[one]", "FIRST ANSWER"), textReply("[two]", "SECOND ANSWER")],
     });
     const pi = scenario.pi(line);
     await scenario.turn(pi, "[one] first question");
@@ -204,33 +198,17 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
   test("after an aborted turn the next prompt resumes the Claude session from the last completed turn", async () => {
     scenario = await Scenario.start({
       steps: [
-        {
-          match: { lastUserTextIncludes: "[one]" },
-          response: { events: [{ type: "text", text: "FIRST ANSWER" }] },
-        },
+        textReply("[one]", "FIRST ANSWER"),
         {
           match: { lastUserTextIncludes: "[stream]" },
           response: { events: [{ type: "text", text: "cut short" }, { type: "stall" }] },
         },
-        {
-          match: { lastUserTextIncludes: "[three]" },
-          response: { events: [{ type: "text", text: "THIRD ANSWER" }] },
-        },
+        textReply("[three]", "THIRD ANSWER"),
       ],
     });
     const pi = scenario.pi(line);
     await scenario.turn(pi, "[one] first question");
-    const from = pi.events().length;
-    pi.prompt("[stream] talk");
-    await pi.waitFor(
-      (event) =>
-        event.type === "message_update" &&
-        (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
-      60_000,
-      from,
-    );
-    pi.send({ type: "abort" });
-    await pi.waitForAgentEnd(from);
+    await abortWhileStreaming(pi, "[stream] talk");
     const third = await scenario.turn(pi, "[three] third question");
     expect(textOf(lastAssistant(third))).toBe("THIRD ANSWER");
 
@@ -256,18 +234,9 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
   test("a Pi history another provider answered is told to a fresh Claude session as a transcript; the next prompt continues that session", async () => {
     scenario = await Scenario.start({
       steps: [
-        {
-          match: { lastUserTextIncludes: "[other]" },
-          response: { events: [{ type: "text", text: "OTHER PROVIDER ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[claude]" },
-          response: { events: [{ type: "text", text: "CLAUDE FIRST ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[again]" },
-          response: { events: [{ type: "text", text: "CLAUDE SECOND ANSWER" }] },
-        },
+        textReply("[other]", "OTHER PROVIDER ANSWER"),
+        textReply("[claude]", "CLAUDE FIRST ANSWER"),
+        textReply("[again]", "CLAUDE SECOND ANSWER"),
       ],
     });
     // The first turn goes through Pi's own Anthropic client: models.json's `double` provider
@@ -323,30 +292,12 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     scenario = await Scenario.start({
       steps: [
         // Pi's summarization requests quote the conversation as `[User]: …`.
-        {
-          match: { lastUserTextIncludes: "[User]: [one] first question" },
-          response: { events: [{ type: "text", text: "HISTORY SUMMARY" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[User]: [two] second question" },
-          response: { events: [{ type: "text", text: "TURN PREFIX SUMMARY" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[one]" },
-          response: { events: [{ type: "text", text: "ONE ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[two]" },
-          response: { events: [{ type: "text", text: "TWO ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[three]" },
-          response: { events: [{ type: "text", text: "THREE ANSWER" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[four]" },
-          response: { events: [{ type: "text", text: "FOUR ANSWER" }] },
-        },
+        textReply("[User]: [one] first question", "HISTORY SUMMARY"),
+        textReply("[User]: [two] second question", "TURN PREFIX SUMMARY"),
+        textReply("[one]", "ONE ANSWER"),
+        textReply("[two]", "TWO ANSWER"),
+        textReply("[three]", "THREE ANSWER"),
+        textReply("[four]", "FOUR ANSWER"),
       ],
     });
     // Keep almost nothing: the cut falls inside the last turn, so Pi summarizes the history before it

@@ -5,6 +5,7 @@ import {
   type ModelDouble,
   type ScriptInput,
   startModelDouble,
+  textReply,
 } from "@bridgeworks/model-double";
 import type { BackendEvent } from "@bridgeworks/protocol";
 import { createIsolatedEnvironment, type IsolatedEnvironment, withTimeout } from "@bridgeworks/test-harness";
@@ -42,10 +43,7 @@ export const alwaysOk: ScriptInput = {
 /** The first turn is answered "FIRST ANSWER", a later one whose prompt says SECOND "second answer". */
 export const twoTurns: ScriptInput = {
   steps: [
-    {
-      match: { lastUserTextIncludes: "SECOND" },
-      response: { events: [{ type: "text", text: "second answer" }] },
-    },
+    textReply("SECOND", "second answer"),
     { response: { events: [{ type: "text", text: "FIRST ANSWER" }] } },
   ],
 };

@@ -34,4 +34,4 @@ export {
 } from "./script.js";
 export { loadScriptFile } from "./script-file.js";
 export { type ModelDouble, type ModelDoubleOptions, startModelDouble } from "./server.js";
-export { type ScriptedToolCall, toolTurnScript } from "./tool-turn.js";
+export { type ScriptedToolCall, textReply, toolTurnScript } from "./tool-turn.js";

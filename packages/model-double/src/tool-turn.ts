@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ScriptInput, ToolUseEvent } from "./script.js";
+import type { ScriptInput, ScriptStep, ToolUseEvent } from "./script.js";
 
 /** One scripted tool call: a `tool_use` event with the id its result comes back under. */
 export type ScriptedToolCall = Omit<z.input<typeof ToolUseEvent>, "type" | "id"> & { id: string };
@@ -19,4 +19,20 @@ export function toolTurnScript(calls: readonly ScriptedToolCall[], answer: strin
   }
   steps.unshift({ ...after(), response: { events: [{ type: "text", text: answer }] } });
   return { steps };
+}
+
+/**
+ * The most common step: a request whose last user text includes `includes` is answered with `text`
+ * (once, unless `repeat`).
+ */
+export function textReply(
+  includes: string,
+  text: string,
+  options: { repeat?: boolean } = {},
+): z.input<typeof ScriptStep> {
+  return {
+    match: { lastUserTextIncludes: includes },
+    ...(options.repeat && { repeat: true }),
+    response: { events: [{ type: "text", text }] },
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolTurnScript } from "../src/index.js";
+import { textReply, toolTurnScript } from "../src/index.js";
 import {
   anthropicRequest,
   openaiRequest,
@@ -277,5 +277,22 @@ describe("toolTurnScript", () => {
     await streamAnthropic(double, both(["toolu_a"]));
     expect(anthropicText(await streamAnthropic(double, both(["toolu_a", "toolu_b"])))).toBe("done");
     expect(double.requests.map((request) => request.response.stepIndex)).toEqual([2, 1, 0]);
+  });
+});
+
+describe("textReply", () => {
+  it("answers the request whose last user text includes the marker, once unless told to repeat", async () => {
+    expect(textReply("[a]", "A")).toEqual({
+      match: { lastUserTextIncludes: "[a]" },
+      response: { events: [{ type: "text", text: "A" }] },
+    });
+    const double = await start({ steps: [textReply("[a]", "A"), textReply("[b]", "B", { repeat: true })] });
+    expect(anthropicText(await streamAnthropic(double, anthropicRequest("say [b]")))).toBe("B");
+    expect(anthropicText(await streamAnthropic(double, anthropicRequest("say [a]")))).toBe("A");
+    expect(anthropicText(await streamAnthropic(double, anthropicRequest("again [b]")))).toBe("B");
+    await expect(streamAnthropic(double, anthropicRequest("again [a]"))).rejects.toThrow(
+      /no script step matched/,
+    );
+    expect(double.requests.map((request) => request.response.stepIndex)).toEqual([1, 0, 1, null]);
   });
 });
