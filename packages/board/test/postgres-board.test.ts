@@ -19,7 +19,7 @@ import {
   openPostgresBoard,
   resolveBoardLocation,
 } from "../src/index.js";
-import { BoardProcess, killByPid, tickingClock } from "../src/testing/index.js";
+import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
 import {
   adminQuery,
   boardProcessScript,
@@ -50,15 +50,6 @@ async function open(url: string, options: Partial<Parameters<typeof openPostgres
   const board = await openPostgresBoard({ url, recheckIntervalMs, ...tickingClock(), ...options });
   boards.push(board);
   return board;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<BoardError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(BoardError);
-  return error as BoardError;
 }
 
 /** A process with its own environment (its own HOME and BEE_BOARD): another machine, for the board. */

@@ -5,8 +5,8 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import { mintCursor } from "../src/cursor.js";
-import { type Board, BoardError, openSqliteBoard, RetireIncompleteError } from "../src/index.js";
-import { BoardProcess, killByPid, tickingClock } from "../src/testing/index.js";
+import { type Board, openSqliteBoard, RetireIncompleteError } from "../src/index.js";
+import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
 import { sqliteHarness } from "./sqlite-harness.js";
 
 const harnesses: ReturnType<typeof sqliteHarness>[] = [];
@@ -38,15 +38,6 @@ function rawConnection(path: string): Database.Database {
   const connection = new Database(path);
   connections.push(connection);
   return connection;
-}
-
-async function refusal(promise: Promise<unknown>): Promise<BoardError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(BoardError);
-  return error as BoardError;
 }
 
 describe("the board file", () => {

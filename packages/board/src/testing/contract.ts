@@ -18,6 +18,16 @@ export interface BoardContractHarness {
   dispose(): Promise<void>;
 }
 
+/** The BoardError `promise` rejects with; fails the test if it resolves or rejects with anything else. */
+export async function refusal(promise: Promise<unknown>): Promise<BoardError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(BoardError);
+  return error as BoardError;
+}
+
 /** Ends a child by pid whatever state it is in, and waits until it is gone. */
 export async function killByPid(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
@@ -84,15 +94,6 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
       body: "look at this",
       ...overrides,
     });
-
-    async function refusal(promise: Promise<unknown>): Promise<BoardError> {
-      const error = await promise.then(
-        () => undefined,
-        (reason: unknown) => reason,
-      );
-      expect(error).toBeInstanceOf(BoardError);
-      return error as BoardError;
-    }
 
     async function settlesAtOnce<T>(
       promise: Promise<T>,
