@@ -2,23 +2,14 @@ import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 
+import { postgresServerUrl } from "@bridgeworks/test-harness";
+
 export {
   postgresClusterScript as clusterScript,
+  postgresServerUrl,
   startPostgresCluster as startCluster,
   type TestCluster,
 } from "@bridgeworks/test-harness";
-
-/** The server the globalSetup started (or the one the environment names). */
-export function postgresServerUrl(): string {
-  const url = process.env.BEE_TEST_POSTGRES_URL;
-  if (url === undefined || url === "") {
-    throw new Error(
-      "BEE_TEST_POSTGRES_URL is not set: bee-bridge's vitest globalSetup (test/postgres-global-setup.ts) " +
-        "starts a PostgreSQL cluster and sets it; run the tests through vitest",
-    );
-  }
-  return url;
-}
 
 /** A board location on `serverUrl` in a schema of its own (a fresh, empty board). */
 export function freshBoardUrl(serverUrl = postgresServerUrl()): { url: string; schema: string } {

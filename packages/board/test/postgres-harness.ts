@@ -1,9 +1,12 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
+import { postgresServerUrl } from "@bridgeworks/test-harness";
 import pg from "pg";
 import { openPostgresBoard } from "../src/index.js";
 import type { BoardContractHarness } from "../src/testing/index.js";
+
+export { postgresServerUrl };
 
 export const boardProcessScript = fileURLToPath(
   new URL("./fixtures/postgres-board-process.mjs", import.meta.url),
@@ -11,18 +14,6 @@ export const boardProcessScript = fileURLToPath(
 
 // Longer than any test's timeout: a wake-up the tests see came from LISTEN/NOTIFY.
 export const recheckIntervalMs = 600_000;
-
-/** The server the globalSetup started (or the one the environment names). */
-export function postgresServerUrl(): string {
-  const url = process.env.BEE_TEST_POSTGRES_URL;
-  if (url === undefined || url === "") {
-    throw new Error(
-      "BEE_TEST_POSTGRES_URL is not set: the board's vitest globalSetup (test/postgres-global-setup.ts) " +
-        "starts a PostgreSQL cluster and sets it; run the tests through vitest",
-    );
-  }
-  return url;
-}
 
 /** Runs one statement as the server's admin, on a connection of its own. */
 export async function adminQuery(serverUrl: string, text: string): Promise<pg.QueryResult> {

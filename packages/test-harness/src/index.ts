@@ -11,6 +11,7 @@ export {
 export {
   postgresClusterScript,
   postgresGlobalSetup,
+  postgresServerUrl,
   startPostgresCluster,
   type TestCluster,
 } from "./postgres.js";

@@ -38,6 +38,18 @@ export function startPostgresCluster(): TestCluster {
   return JSON.parse(postgresClusterScript("start")) as TestCluster;
 }
 
+/** The server the project's `postgresGlobalSetup` started (or the one the environment names). */
+export function postgresServerUrl(): string {
+  const url = process.env.BEE_TEST_POSTGRES_URL;
+  if (url === undefined || url === "") {
+    throw new Error(
+      "BEE_TEST_POSTGRES_URL is not set: the project's vitest globalSetup (postgresGlobalSetup from " +
+        "@bridgeworks/test-harness) starts a PostgreSQL cluster and sets it; run the tests through vitest",
+    );
+  }
+  return url;
+}
+
 /**
  * A vitest globalSetup: starts the cluster a project's tests share and hands its URL to them in
  * `BEE_TEST_POSTGRES_URL`; stops it (by its pid, through the script) at the end. A URL already in
