@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ModelDouble, startModelDouble, toolResultText } from "@bridgeworks/model-double";
-import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
+import { toolResultText } from "@bridgeworks/model-double";
+import { doubledEnvironments } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { eventually, runBee } from "./helpers.js";
 import {
@@ -12,19 +12,11 @@ import {
   writeBeeMcpConfig,
 } from "./real-claude.js";
 
-let double: ModelDouble | undefined;
-let environment: IsolatedEnvironment | undefined;
-
-afterEach(async () => {
-  await environment?.dispose();
-  await double?.close();
-  environment = undefined;
-  double = undefined;
-});
+const doubled = doubledEnvironments();
+afterEach(() => doubled.dispose());
 
 test("claude -p: the wait tool is loaded up front, carries progress and tool-use ids, and a posted action reaches the model", async () => {
-  double = await startModelDouble(waitThenAnswerScript);
-  environment = createIsolatedEnvironment({ modelUrl: double.url });
+  const { double, environment } = await doubled.start(waitThenAnswerScript);
   const beeEnv = beeEnvironment(environment.root);
   const mcpConfig = writeBeeMcpConfig(environment.root, beeEnv);
   const debugFile = join(environment.root, "claude-debug.log");

@@ -6,8 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startModelDouble } from "@bridgeworks/model-double";
-import { createIsolatedEnvironment, DOUBLE_API_KEY } from "@bridgeworks/test-harness";
+import { DOUBLE_API_KEY, doubledEnvironments } from "@bridgeworks/test-harness";
 
 export const bundlePath = fileURLToPath(new URL("../bundle/bee.mjs", import.meta.url));
 export const waitTool = "mcp__bee__bee_wait_action";
@@ -99,14 +98,8 @@ function signal(pid, name) {
  * `close()` ends the tmux server, claude and the bridge by pid; call it in a `finally`/`afterEach`.
  */
 export async function startInteractiveClaude({ steps, hook = mcpToolHook, config = "flags", beforeStart }) {
-  const double = await startModelDouble({ steps });
-  let environment;
-  try {
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
-  } catch (error) {
-    await double.close();
-    throw error;
-  }
+  const doubled = doubledEnvironments();
+  const { double, environment } = await doubled.start({ steps });
   const beeEnv = beeEnvironment(environment.root);
   // In workspace mode the server entry carries no env: the bridge inherits bee's variables from claude.
   if (config === "workspace") Object.assign(environment.env, beeEnv);
@@ -168,8 +161,7 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook, config
         for (const pid of pids) if (alive(pid)) signal(pid, "SIGKILL");
       });
       if (socketPath) rmSync(socketPath, { force: true });
-      await environment.dispose();
-      await double.close();
+      await doubled.dispose();
     },
   };
 

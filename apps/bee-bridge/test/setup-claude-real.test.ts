@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ModelDouble, startModelDouble } from "@bridgeworks/model-double";
-import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
+import { doubledEnvironments } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { bundlePath, eventually, runBee } from "./helpers.js";
 import {
@@ -12,15 +11,8 @@ import {
   waitTool,
 } from "./real-claude.js";
 
-let double: ModelDouble | undefined;
-let environment: IsolatedEnvironment | undefined;
-
-afterEach(async () => {
-  await environment?.dispose();
-  await double?.close();
-  environment = undefined;
-  double = undefined;
-});
+const doubled = doubledEnvironments();
+afterEach(() => doubled.dispose());
 
 type Case = {
   scope: "user" | "project";
@@ -37,8 +29,7 @@ const cases: Array<[string, Case]> = [
 test.each(cases)(
   "bee setup claude, %s: the real claude -p starts the bridge from the written config alone, offers the wait tool and hides the session-event tool",
   async (_label, { scope, withoutConfigDir }) => {
-    double = await startModelDouble(waitThenAnswerScript);
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
+    const { double, environment } = await doubled.start(waitThenAnswerScript);
     // The server entry bee setup writes carries no env: the bridge inherits these from claude.
     const beeEnv = beeEnvironment(environment.root);
     Object.assign(environment.env, beeEnv);

@@ -3,17 +3,11 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { toolResult, toolTurnScript } from "@bridgeworks/model-double";
 import {
-  type ModelDouble,
-  type ScriptInput,
-  startModelDouble,
-  toolResult,
-  toolTurnScript,
-} from "@bridgeworks/model-double";
-import {
-  createIsolatedEnvironment,
+  type DoubledEnvironments,
+  doubledEnvironments,
   type IsolatedEnvironment,
-  type IsolatedEnvironmentOptions,
   parseJsonLines,
   waitUntil,
   withTimeout,
@@ -152,24 +146,11 @@ describe("node dist/shim.js with a real MCP SDK client", { timeout: 30_000 }, ()
 
 const claudeTurnTimeoutMs = 90_000;
 
-/** Starts a model double and an isolated environment on it; both are disposed after each test. */
-function useDoubledEnvironments(): (
-  script: ScriptInput,
-  options?: Omit<IsolatedEnvironmentOptions, "modelUrl">,
-) => Promise<{ double: ModelDouble; environment: IsolatedEnvironment }> {
-  let double: ModelDouble | undefined;
-  let environment: IsolatedEnvironment | undefined;
-  afterEach(async () => {
-    await environment?.dispose();
-    await double?.close();
-    environment = undefined;
-    double = undefined;
-  });
-  return async (script, options = {}) => {
-    double = await startModelDouble(script);
-    environment = createIsolatedEnvironment({ modelUrl: double.url, ...options });
-    return { double, environment };
-  };
+/** A model double and an isolated environment on it per test; both are disposed after each test. */
+function useDoubledEnvironments(): DoubledEnvironments["start"] {
+  const doubled = doubledEnvironments();
+  afterEach(() => doubled.dispose());
+  return doubled.start;
 }
 
 describe("real claude -p mounting the bridge through the shim", { timeout: 120_000 }, () => {

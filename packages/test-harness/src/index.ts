@@ -1,4 +1,5 @@
 export { type RealClient, type RealClientName, resolveRealClient } from "./clients.js";
+export { type DoubledEnvironment, type DoubledEnvironments, doubledEnvironments } from "./doubled.js";
 export {
   createIsolatedEnvironment,
   DOUBLE_API_KEY,

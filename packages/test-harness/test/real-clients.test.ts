@@ -1,34 +1,16 @@
-import {
-  type ModelDouble,
-  startModelDouble,
-  toolResultText,
-  toolTurnScript,
-} from "@bridgeworks/model-double";
+import { toolResultText, toolTurnScript } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, test } from "vitest";
-import {
-  createIsolatedEnvironment,
-  type IsolatedEnvironment,
-  parseJsonLines,
-  withTimeout,
-} from "../src/index.js";
+import { doubledEnvironments, parseJsonLines, withTimeout } from "../src/index.js";
 
 const turnTimeoutMs = 90_000;
-let double: ModelDouble | undefined;
-let environment: IsolatedEnvironment | undefined;
-
-afterEach(async () => {
-  await environment?.dispose();
-  await double?.close();
-  environment = undefined;
-  double = undefined;
-});
+const doubled = doubledEnvironments();
+afterEach(() => doubled.dispose());
 
 describe("claude -p against the model double", () => {
   test("completes a text turn", async () => {
-    double = await startModelDouble({
+    const { double, environment } = await doubled.start({
       steps: [{ response: { events: [{ type: "text", text: "HELLO FROM THE DOUBLE" }] } }],
     });
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
     const claude = environment.spawn("claude", [
       "-p",
       "say hello",
@@ -45,7 +27,7 @@ describe("claude -p against the model double", () => {
   });
 
   test("completes a Bash tool_use turn and sends the command's output back", async () => {
-    double = await startModelDouble(
+    const { double, environment } = await doubled.start(
       toolTurnScript(
         [
           {
@@ -57,7 +39,6 @@ describe("claude -p against the model double", () => {
         "the command ran",
       ),
     );
-    environment = createIsolatedEnvironment({ modelUrl: double.url });
     const claude = environment.spawn("claude", [
       "-p",
       "run the marker command",
@@ -81,10 +62,12 @@ describe("claude -p against the model double", () => {
 
 describe("codex exec --json against the model double", () => {
   test("completes a text turn", async () => {
-    double = await startModelDouble({
-      steps: [{ response: { events: [{ type: "text", text: "CODEX TEXT OK" }] } }],
-    });
-    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
+    const { environment } = await doubled.start(
+      {
+        steps: [{ response: { events: [{ type: "text", text: "CODEX TEXT OK" }] } }],
+      },
+      { model: "gpt-5.1-codex" },
+    );
     const codex = environment.spawn("codex", ["exec", "--json", "--skip-git-repo-check", "say hello"]);
     const exit = await withTimeout(codex.exited, turnTimeoutMs, () => codex.stderr());
 
@@ -99,7 +82,7 @@ describe("codex exec --json against the model double", () => {
   });
 
   test("completes an exec_command function-call turn", async () => {
-    double = await startModelDouble(
+    const { double, environment } = await doubled.start(
       toolTurnScript(
         [
           {
@@ -110,8 +93,8 @@ describe("codex exec --json against the model double", () => {
         ],
         "exec finished",
       ),
+      { model: "gpt-5.1-codex" },
     );
-    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "gpt-5.1-codex" });
     const codex = environment.spawn("codex", [
       "exec",
       "--json",
@@ -132,10 +115,12 @@ describe("codex exec --json against the model double", () => {
 
 describe("pi -p against the model double", () => {
   test("completes a turn through models.json", async () => {
-    double = await startModelDouble({
-      steps: [{ response: { events: [{ type: "text", text: "PI TURN OK" }] } }],
-    });
-    environment = createIsolatedEnvironment({ modelUrl: double.url, model: "claude-double" });
+    const { double, environment } = await doubled.start(
+      {
+        steps: [{ response: { events: [{ type: "text", text: "PI TURN OK" }] } }],
+      },
+      { model: "claude-double" },
+    );
     const pi = environment.spawn("pi", [
       "--no-session",
       "--provider",
