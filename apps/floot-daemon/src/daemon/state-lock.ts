@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { sleepSync } from "./sleep-sync.js";
 
 /** The exit code of a daemon that found the state dir locked by another one. */
 export const stateDirLockedExitCode = 75;
@@ -83,10 +84,6 @@ function tryAcquire(path: string, holder: ProcessStamp): StateLock | undefined {
       if (db.open) db.close();
     },
   };
-}
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function isBusy(error: unknown): boolean {

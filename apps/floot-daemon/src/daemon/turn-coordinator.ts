@@ -20,6 +20,7 @@ import type { Logger } from "../log.js";
 import { flootToolNames } from "./mcp-tools.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
+import { sleepSync } from "./sleep-sync.js";
 
 export interface TurnMounts {
   /** A fresh token on the current generation's socket; `release` revokes it and ends its connections. */
@@ -147,7 +148,7 @@ export class TurnCoordinator {
         {
           onSpawned: (identity) => {
             const hold = this.#options.holdAfterSpawnMs;
-            if (hold) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, hold);
+            if (hold) sleepSync(hold);
             journal.transition(turn.id, { phase: "running", process: identity });
           },
           onEvent: (event) => journal.appendEvents(turn.id, [event]),
