@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   fenceProcess,
@@ -28,14 +29,6 @@ function isAlive(pid: number): boolean {
     return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
   } catch {
     return false;
-  }
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
@@ -94,7 +87,7 @@ describe("spawn markers", () => {
     expect(pidsOf(found, marker)).not.toContain(other.pid);
 
     expect(await fenceProcess(found.get(marker)![0]!, { graceMs: 2_000 })).toBe("terminated");
-    await waitFor(() => !isAlive(carrier.pid));
+    await waitUntil(() => !isAlive(carrier.pid), 5_000, "the carrier ended");
     expect(isAlive(other.pid)).toBe(true);
     expect(pidsOf(findProcessesBySpawnMarker([otherMarker]), otherMarker)).toEqual([other.pid]);
   });
@@ -113,14 +106,14 @@ describe("spawn markers", () => {
       { onSpawned: () => {}, onLine: (line) => lines.push(line) },
     );
     clis.push(cli);
-    await waitFor(() => lines.length > 0);
+    await waitUntil(() => lines.length > 0, 5_000, "the CLI's first line");
     const grandchild = Number(lines[0]);
     const found = findProcessesBySpawnMarker([marker]).get(marker)!;
     expect(found.map((identity) => identity.pid).sort()).toEqual([cli.identity.pid, grandchild].sort());
     const outcomes = [];
     for (const identity of found) outcomes.push(await fenceProcess(identity, { graceMs: 2_000 }));
     expect(outcomes).toContain("terminated");
-    await waitFor(() => !isAlive(grandchild));
+    await waitUntil(() => !isAlive(grandchild), 5_000, "the grandchild ended");
     expect(isSameProcess(cli.identity)).toBe(false);
   });
 
@@ -131,7 +124,7 @@ describe("spawn markers", () => {
     expect(identity?.pid).toBe(carrier.pid);
     expect(readProcessStatus(carrier.pid)?.processGroup).toBe(readProcessStatus(process.pid)?.processGroup);
     expect(await fenceProcess(identity!, { graceMs: 2_000 })).toBe("terminated");
-    await waitFor(() => !isAlive(carrier.pid));
+    await waitUntil(() => !isAlive(carrier.pid), 5_000, "the carrier ended");
   });
 
   test("match the whole entry exactly, skip the caller itself, and refuse a malformed marker", () => {
