@@ -1,5 +1,6 @@
 // Debian packages the end-to-end tests drive for real: tmux (interactive Claude Code), Chromium
-// (the Floot web UI) and the PostgreSQL server (the bee board for teams). Installed when missing.
+// (the Floot web UI), the PostgreSQL server (the bee board for teams), and zsh and fish (the CLIs'
+// generated shell completion; bash is always there). Installed when missing.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 
@@ -7,6 +8,8 @@ const requirements = [
   { debian: "tmux", present: () => onPath("tmux") },
   { debian: "chromium", present: () => existsSync("/usr/bin/chromium") },
   { debian: "postgresql", present: () => postgresBinDir() !== undefined },
+  { debian: "zsh", present: () => onPath("zsh") },
+  { debian: "fish", present: () => onPath("fish") },
 ];
 
 export function missingSystemPackages() {

@@ -4,5 +4,7 @@ export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";
 export * from "./identity.js";
+export * from "./issues.js";
+export * from "./log.js";
 export * from "./secret.js";
 export * from "./turn.js";

@@ -1,0 +1,27 @@
+# Completes command lines in one real interactive zsh (in a zpty) and prints, for each line, a
+# `=== <line>` header and then every match completion offered.
+# usage: zsh -f complete.zsh SCRIPT LINE...   (SCRIPT is sourced after compinit)
+zmodload zsh/zpty
+local script=$1 out line n=0 hits=${TMPDIR:-/tmp}/zsh-complete-$$
+shift
+zpty z zsh -f -i
+# Waits for a token the shell prints (computed, so the echoed command line never matches it).
+sync() { zpty -w z "print S\$((${1}+1))YNC"; zpty -r z out "*S$(($1 + 1))YNC*" || exit 3 }
+zpty -w z "LISTMAX=10000; autoload -U compinit && compinit -u -D && source ${(q)script}"
+zpty -w z "compadd() { local -a __hits; builtin compadd -O __hits \"\$@\"; (( \$#__hits )) && print -rl -- \${^__hits} >> \$HITS; builtin compadd \"\$@\" }"
+for line in "$@"; do
+  n=$((n + 1))
+  zpty -w z "HITS=${(q)hits}.$n"
+  sync $((n * 10))
+  zpty -w -n z "$line"$'\t'
+  zpty -w -n z $'\C-u'
+  sync $((n * 10 + 5))
+done
+zpty -d z
+n=0
+for line in "$@"; do
+  n=$((n + 1))
+  print -r -- "=== $line"
+  [[ -f $hits.$n ]] && sort -u $hits.$n
+  rm -f $hits.$n
+done

@@ -1,0 +1,17 @@
+export { describeError, toError } from "./describe-error.js";
+export {
+  createLogger,
+  type LogFields,
+  type Logger,
+  type LoggerOptions,
+  silentLogger,
+  streamSink,
+} from "./logger.js";
+export {
+  type ArgumentsResult,
+  type McpToolResult,
+  mcpErrorResult,
+  mcpJsonResult,
+  parseToolArguments,
+} from "./mcp-tool-results.js";
+export { type Environment, xdgRuntimeDir, xdgStateHome } from "./xdg.js";

@@ -1,0 +1,3 @@
+import { bridgeworksProject } from "../../vitest.shared.js";
+
+export default bridgeworksProject("runtime");
