@@ -1,6 +1,6 @@
 import { basename } from "node:path";
+import { UsageError } from "@bridgeworks/cli";
 import { AgentName } from "@bridgeworks/protocol";
-import { UsageError } from "./log.js";
 
 /**
  * `BEE_AGENT` when set (it must already be a valid name), else the working folder's name with every

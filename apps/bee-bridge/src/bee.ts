@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 // The guard is evaluated before main's imports, so no library can write to stdout first.
 import "./stdout-guard.js";
-import { main } from "./main.js";
+import { systemContext } from "./cli/context.js";
+import { runBee } from "./cli/program.js";
 
-const outcome = await main(process.argv.slice(2));
-if (outcome !== "serving") {
-  process.exitCode = outcome;
-}
+process.exitCode = await runBee(process.argv.slice(2), systemContext());

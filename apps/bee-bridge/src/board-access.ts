@@ -1,5 +1,5 @@
 import { type Board, BoardError, openBoard, redactBoardLocation } from "@bridgeworks/board";
-import { describeError } from "./log.js";
+import { describeError } from "@bridgeworks/runtime";
 
 export interface BoardAccessOptions {
   /** Where the board is: an absolute SQLite file path or a `postgres://` URL (see `resolveBoardLocation`). */

@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { homedir } from "node:os";
 import { resolveBoardLocation } from "@bridgeworks/board";
+import { UsageError } from "@bridgeworks/cli";
 import { findClaudePid, isPidAlive, systemProcessReader } from "@bridgeworks/control-channel";
+import { LogLevel } from "@bridgeworks/protocol";
+import { createLogger, describeError, streamSink } from "@bridgeworks/runtime";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { resolveAgentName } from "./agent-name.js";
 import { BoardAccess } from "./board-access.js";
@@ -9,14 +12,13 @@ import { pushActionsToChannel } from "./channel.js";
 import { type ControlChannel, openControlChannel, RunFileRelease } from "./control.js";
 import { BridgeIdentity } from "./identity.js";
 import { createLifecycle } from "./lifecycle.js";
-import { describeError, parseLogLevel, stderrLogger, UsageError } from "./log.js";
 import { createBridgeServer } from "./mcp-server.js";
 import { BridgeTools } from "./tools.js";
 
 export interface BridgeSettings {
   /** An absolute SQLite path or a `postgres://` URL, which may carry a password: log it redacted only. */
   boardLocation: string;
-  logLevel: ReturnType<typeof parseLogLevel>;
+  logLevel: LogLevel;
   progressIntervalMs: number;
   busyTimeoutMs: number;
   channel: boolean;
@@ -29,7 +31,7 @@ export function readBridgeSettings(
 ): BridgeSettings {
   return {
     boardLocation: resolveBoardLocation(env, home),
-    logLevel: parseLogLevel(env.BEE_LOG_LEVEL),
+    logLevel: readLogLevel(env),
     progressIntervalMs: readInteger(env, "BEE_PROGRESS_INTERVAL_MS", 2000, 100, 60_000),
     busyTimeoutMs: readInteger(env, "BEE_BUSY_TIMEOUT_MS", 100, 0, 10_000),
     channel: readFlag(env, "BEE_CHANNEL"),
@@ -41,7 +43,12 @@ export async function runBridge(version: string): Promise<void> {
   const env = process.env;
   const home = homedir();
   const settings = readBridgeSettings(env, home);
-  const log = stderrLogger(settings.logLevel, "bee-bridge", env.BEE_LOG_FILE || undefined);
+  // Claude Code keeps an MCP server's stderr out of sight: BEE_LOG_FILE gets every line too.
+  const log = createLogger({
+    component: "bee-bridge",
+    level: settings.logLevel,
+    write: streamSink(process.stderr, env.BEE_LOG_FILE || undefined),
+  });
   const name = resolveAgentName(env, process.cwd());
 
   const access = new BoardAccess({
@@ -143,6 +150,19 @@ function readInteger(
     throw new UsageError(name, `must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+function readLogLevel(env: Readonly<Record<string, string | undefined>>): LogLevel {
+  const raw = env.BEE_LOG_LEVEL;
+  if (raw === undefined || raw === "") return "info";
+  const parsed = LogLevel.safeParse(raw);
+  if (!parsed.success) {
+    throw new UsageError(
+      "BEE_LOG_LEVEL",
+      `must be one of ${LogLevel.options.join(", ")}, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return parsed.data;
 }
 
 function readFlag(env: Readonly<Record<string, string | undefined>>, name: string): boolean {

@@ -1,7 +1,7 @@
 import type { ActionRecord, Cursor } from "@bridgeworks/protocol";
+import { describeError, type Logger } from "@bridgeworks/runtime";
 import type { BoardAccess } from "./board-access.js";
 import type { BridgeIdentity } from "./identity.js";
-import { describeError, type Logger } from "./log.js";
 
 export interface ChannelNotification {
   method: "notifications/claude/channel";

@@ -12,8 +12,8 @@ import {
   sweepStaleRunFiles,
   writeRunFile,
 } from "@bridgeworks/control-channel";
+import { describeError, type Logger } from "@bridgeworks/runtime";
 import type { BridgeIdentity } from "./identity.js";
-import { describeError, type Logger } from "./log.js";
 
 export interface ControlChannelOptions {
   env: Readonly<Record<string, string | undefined>>;

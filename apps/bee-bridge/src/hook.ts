@@ -12,7 +12,7 @@ import {
   systemProcessReader,
 } from "@bridgeworks/control-channel";
 import { SessionStartHookInput } from "@bridgeworks/protocol";
-import { describeError } from "./log.js";
+import { describeError } from "@bridgeworks/runtime";
 import { identityContext } from "./tools.js";
 
 export interface HookIo {

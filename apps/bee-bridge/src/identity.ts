@@ -1,8 +1,8 @@
 import { RetireIncompleteError } from "@bridgeworks/board";
 import type { ActiveAgent, AgentIdentity, AgentName, Retirement } from "@bridgeworks/protocol";
+import type { Logger } from "@bridgeworks/runtime";
 import type { BoardAccess } from "./board-access.js";
 import { retryWhileBusy } from "./board-access.js";
-import type { Logger } from "./log.js";
 
 export interface RetireReport {
   retired: AgentIdentity;

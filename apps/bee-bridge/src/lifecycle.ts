@@ -1,4 +1,4 @@
-import type { Logger } from "./log.js";
+import { describeError, type Logger } from "@bridgeworks/runtime";
 
 export type ShutdownReason = "SIGINT" | "SIGTERM" | "SIGHUP" | "stdin-end" | "parent-died";
 
@@ -35,13 +35,13 @@ export function createLifecycle(options: LifecycleOptions): Lifecycle {
     try {
       options.releaseSync();
     } catch (error) {
-      options.log.error("could not release the run file", { error: String(error) });
+      options.log.error("could not release the run file", { error: describeError(error) });
     }
     options.log.info("bridge stopping", { reason });
     const forced = setTimeout(() => options.exit(0), options.graceMs);
     options
       .closeAsync()
-      .catch((error: unknown) => options.log.warn("cleanup failed", { error: String(error) }))
+      .catch((error: unknown) => options.log.warn("cleanup failed", { error: describeError(error) }))
       .finally(() => {
         clearTimeout(forced);
         options.exit(0);

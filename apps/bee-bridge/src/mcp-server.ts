@@ -1,6 +1,6 @@
+import type { Logger } from "@bridgeworks/runtime";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Logger } from "./log.js";
 import type { BridgeTools } from "./tools.js";
 
 export const serverName = "bee";

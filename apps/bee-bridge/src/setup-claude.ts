@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { UsageError } from "./log.js";
+import { UsageError } from "@bridgeworks/cli";
 import { serverName } from "./mcp-server.js";
 import { sessionEventToolName } from "./tools.js";
 

@@ -1,16 +1,22 @@
 import type { Board } from "@bridgeworks/board";
 import type { ActionPage, AgentIdentity, Cursor, SessionStartHookOutput } from "@bridgeworks/protocol";
+import {
+  describeError,
+  mcpErrorResult as errorResult,
+  mcpJsonResult as jsonResult,
+  type Logger,
+  parseToolArguments,
+  type McpToolResult as ToolResult,
+} from "@bridgeworks/runtime";
 import type { z } from "zod";
 import { type BoardAccess, describeBoardFailure, retryWhileBusy } from "./board-access.js";
 import type { BridgeIdentity } from "./identity.js";
-import { describeError, type Logger } from "./log.js";
 import {
   actionPageJsonSchema,
   ClaimInput,
   CompleteInput,
   ListInput,
   PostInput,
-  parseToolArguments,
   SessionEventToolInput,
   toolInputJsonSchema,
   WaitActionInput,
@@ -25,13 +31,6 @@ export interface ToolDescription {
   inputSchema: { type: "object"; [key: string]: unknown };
   outputSchema?: { type: "object"; [key: string]: unknown };
   _meta: Record<string, unknown>;
-}
-
-export interface ToolResult {
-  [key: string]: unknown;
-  content: Array<{ type: "text"; text: string }>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
 }
 
 /** What a call gets from the transport: its abort signal and, when the client asked, a progress sink. */
@@ -283,17 +282,6 @@ export function identityContext(additionalContext: string): SessionStartHookOutp
 
 function pageResult(page: ActionPage): ToolResult {
   return jsonResult(page);
-}
-
-function jsonResult(value: object): ToolResult {
-  return {
-    content: [{ type: "text", text: JSON.stringify(value) }],
-    structuredContent: value as Record<string, unknown>,
-  };
-}
-
-function errorResult(message: string): ToolResult {
-  return { content: [{ type: "text", text: message }], isError: true };
 }
 
 function delay(ms: number): Promise<void> {

@@ -58,17 +58,23 @@ function walk<Context>(
     if (token === undefined) break;
     if (token.startsWith("-")) {
       if (allowFlags) break;
-      throw new UsageError(token, `is not an option of ${label(root.name, path)}; name a command first`);
+      throw refusal(token, `is not an option of ${label(root.name, path)}; name a command first`, root.name, path);
     }
     const child: CommandNode<Context> | undefined = node.commands.find((each) => each.name === token);
     if (child === undefined) {
-      throw new UsageError(JSON.stringify(token), `is not a ${label(root.name, path)} command`);
+      throw refusal(JSON.stringify(token), `is not a ${label(root.name, path)} command`, root.name, path);
     }
     path.push(token);
     node = child;
     index += 1;
   }
   return { path, node, rest: argv.slice(index) };
+}
+
+function refusal(argument: string, problem: string, program: string, path: readonly string[]): UsageError {
+  const error = new UsageError(argument, problem);
+  error.command = label(program, path);
+  return error;
 }
 
 /** Parses a command's own arguments strictly: unknown options, missing values and stray words are usage errors. */
@@ -93,10 +99,8 @@ export function parseCommandArgs<Context>(
   } catch (error) {
     throw describeParseFailure(error, where);
   }
-  return {
-    options: checkOptions(command.options, parsed.values),
-    args: checkPositionals(command.positionals, parsed.positionals, where),
-  };
+  const args = checkPositionals(command.positionals, parsed.positionals, where);
+  return { options: checkOptions(command.options, parsed.values), args };
 }
 
 function parseArgsConfig(options: OptionSpecs) {

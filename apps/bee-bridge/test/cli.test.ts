@@ -1,0 +1,163 @@
+import { readFileSync } from "node:fs";
+import { commandPaths, rootOf, synopsis } from "@bridgeworks/cli";
+import { describe, expect, test } from "vitest";
+import type { BeeContext } from "../src/cli/context.js";
+import { beeProgram, runBee } from "../src/cli/program.js";
+import { createSandbox, runBee as runBundle } from "./helpers.js";
+
+// The conventions of every `bee` command, driven from the command table itself: a command added to
+// the table is covered here without a line of this file changing.
+
+const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const commands = commandPaths(rootOf(beeProgram).commands);
+const paths = commands.map(({ path }) => path.join(" "));
+const withPositionals = commands.filter(({ command }) => command.positionals.some((each) => !each.optional));
+
+/** In-process, with a board that cannot open (a path under a file): anything that reaches the board fails with exit 1, not 2. */
+async function bee(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const context: BeeContext = {
+    env: { BEE_BOARD: "/dev/null/board.db" },
+    homeDir: "/dev/null/home",
+    cwd: "/dev/null/cwd",
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    launcher: () => ({ command: "/usr/bin/node", args: ["/opt/bee.mjs"] }),
+  };
+  const code = await runBee(argv, context);
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+describe("the built bee", () => {
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/dev/null" };
+
+  test("--version prints package.json's version on stdout, exit 0", async () => {
+    expect(await runBundle(["--version"], env)).toEqual({
+      code: 0,
+      stdout: `${manifest.version}\n`,
+      stderr: "",
+    });
+  });
+
+  test("--help, and <command> --help for every command, print to stdout with exit 0", async () => {
+    for (const argv of [["--help"], ...commands.map(({ path }) => [...path, "--help"])]) {
+      const result = await runBundle(argv, env);
+      expect(result.code, argv.join(" ")).toBe(0);
+      expect(result.stderr, argv.join(" ")).toBe("");
+      expect(result.stdout, argv.join(" ")).toMatch(/^(bee \S+: |usage: bee)/);
+    }
+  });
+
+  test("an unknown flag and a missing positional exit 2 with one line naming them", async () => {
+    const unknown = await runBundle(["list", "--bogus"], env);
+    expect(unknown).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "bee list: --bogus: is not an option of bee list (see 'bee list --help')\n",
+    });
+    const missing = await runBundle(["claim"], env);
+    expect(missing).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: "bee claim: <id>: is required (see 'bee claim --help')\n",
+    });
+  });
+});
+
+describe("every command of the table", () => {
+  test.each(paths)("bee %s --help: its synopsis with every option, on stdout, exit 0", async (path) => {
+    const { command } = commands.find((each) => each.path.join(" ") === path)!;
+    const result = await bee(...path.split(" "), "--help");
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stdout).toContain(`usage: ${synopsis("bee", path.split(" "), command)}\n`);
+  });
+
+  test.each(paths)(
+    "bee %s --bogus: exit 2, one line naming --bogus, before any board is opened",
+    async (path) => {
+      const result = await bee(...path.split(" "), "--bogus");
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toMatch(/^[^\n]*--bogus: is not an option of [^\n]*\n$/);
+    },
+  );
+
+  test.each(withPositionals.map(({ path }) => path.join(" ")))(
+    "bee %s without its positional: exit 2, one line naming it",
+    async (path) => {
+      const { command } = commands.find((each) => each.path.join(" ") === path)!;
+      const first = command.positionals[0]!;
+      const result = await bee(...path.split(" "));
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`bee ${path}: <${first.name}>: is required (see 'bee ${path} --help')\n`);
+    },
+  );
+
+  test.each(paths)("bee %s is listed in the README with every flag", (path) => {
+    const { command } = commands.find((each) => each.path.join(" ") === path)!;
+    expect(readme).toContain(synopsis("bee", path.split(" "), command));
+  });
+});
+
+describe("usage before the board", () => {
+  test.each([
+    [["post", "hello"], "--to: is required"],
+    [["post", "--to", "a b", "hello"], "--to: must be an agent name or *"],
+    [["list", "--limit", "0"], '--limit: must be an integer from 1 to 500, got "0"'],
+    [["list", "--board", "relative.db"], "--board: must be an absolute path or a postgres:// URL"],
+    [["claim", "act_0123456789abcdef", "--as", "a b"], "--as: agent name may hold only"],
+    [["setup", "claude", "--scope", "team"], '--scope: must be user or project, got "team"'],
+    [["hook", "session-end"], '"session-end": is not a bee hook command'],
+    [["frob"], '"frob": is not a bee command'],
+  ])("%j: exit 2, %s", async (argv, message) => {
+    const result = await bee(...argv);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+  });
+
+  test("a board that cannot open is a failure (exit 1), not a usage error", async () => {
+    const result = await bee("list");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^bee: /);
+  });
+
+  test("with --json a refusal is one JSON line", async () => {
+    const result = await bee("claim", "--json");
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toMatchObject({
+      error: { code: "usage", argument: "<id>", command: "bee claim" },
+    });
+  });
+
+  test("bee alone shows the help on stderr and exits 2", async () => {
+    const result = await bee();
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("usage: bee <command>");
+  });
+});
+
+describe("empty lists are said in words", () => {
+  test("a fresh board has no actions and no agents", async () => {
+    const sandbox = createSandbox();
+    try {
+      const list = await runBundle(["list"], sandbox.env);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toMatch(/^no actions on the board\ncursor \S+\n$/);
+      const since = await runBundle(
+        ["list", "--since", list.stdout.split("cursor ")[1]!.trim()],
+        sandbox.env,
+      );
+      expect(since.stdout).toMatch(/^no actions after that cursor\n/);
+      const agents = await runBundle(["agents"], sandbox.env);
+      expect(agents).toMatchObject({ code: 0, stdout: "no agents on the board\n" });
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});
