@@ -122,19 +122,19 @@ function reportRetire(result: PostRetireResult, io: HookIo, say: (message: strin
       say(`the bridge could not retire its identity: ${outcome.error}`);
       return 1;
     }
-    case "dead-port":
+    case "dead_port":
       say(`nothing listens on port ${result.port}: the bridge is gone; nothing retired`);
       return 0;
     case "refused":
       say(`the control server refused the request (${result.httpStatus}): ${result.error}`);
       return 1;
-    case "bad-answer":
+    case "bad_answer":
       say(`unexpected answer (${result.httpStatus}): ${result.error}`);
       return 1;
-    case "timed-out":
+    case "timed_out":
       say(`no answer within ${result.timeoutMs} ms`);
       return 1;
-    case "transport-error":
+    case "transport_error":
       say(`could not reach the bridge: ${result.error}`);
       return 1;
   }

@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
+import { xdgStateHome } from "@bridgeworks/runtime";
 
 export interface StateDirSources {
   /** `--state DIR`. */
@@ -15,10 +16,7 @@ export function resolveStateDir(sources: StateDirSources): string {
   if (sources.flag) return resolve(cwd, sources.flag);
   const fromEnv = sources.env.FLOOT_STATE_DIR;
   if (fromEnv) return resolve(cwd, fromEnv);
-  const xdg = sources.env.XDG_STATE_HOME;
-  // The XDG spec says a relative XDG_STATE_HOME is invalid and must be ignored.
-  if (xdg && isAbsolute(xdg)) return join(xdg, "floot");
-  return join(sources.env.HOME || sources.homeDir || homedir(), ".local", "state", "floot");
+  return join(xdgStateHome(sources.env, sources.env.HOME || sources.homeDir || homedir()), "floot");
 }
 
 export const daemonFileName = "daemon.json";

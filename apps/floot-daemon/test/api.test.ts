@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { silentLogger } from "@bridgeworks/runtime";
 import { afterEach, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
 import { StateDirLockedError } from "../src/daemon/state-lock.js";
-import { silentLogger } from "../src/log.js";
 import { resolveStateDir } from "../src/state-dir.js";
 
 let daemon: RunningDaemon | undefined;
@@ -126,11 +127,78 @@ describe("HTTP API guards", () => {
     ).toBe(404);
   });
 
+  test("a method a path does not take is 405 with Allow naming the ones it does", async () => {
+    const { base, token } = await start();
+    const cases: [string, string, string][] = [
+      ["DELETE", "/v1/sessions", "GET, POST"],
+      ["POST", "/v1/status", "GET"],
+      ["PUT", "/v1/turns/t1/cancel", "POST"],
+      ["POST", "/login", "GET"],
+      ["POST", "/", "GET, HEAD"],
+    ];
+    for (const [method, path, allow] of cases) {
+      const response = await call(base, path, { token, method });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get("allow"), `${method} ${path}`).toBe(allow);
+      expect(await response.json()).toMatchObject({ error: { code: "method_not_allowed" } });
+    }
+  });
+
+  test("a refused nested field is named dotted", async () => {
+    const { base, token } = await start();
+    const bad = await call(base, "/v1/sessions", {
+      token,
+      method: "POST",
+      body: JSON.stringify({ backend: "claude", env: { "1PASSWORD": "x" } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: "invalid_body", field: "env.1PASSWORD" } });
+  });
+
   test("without a web UI installed, / is a 404 that needs no token", async () => {
     const { base } = await start();
     const response = await call(base, "/");
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: { message: "the web UI is not installed" } });
+  });
+});
+
+describe("the secret runtime dir", () => {
+  // The runtime base is shared ground (/dev/shm/floot-<uid> when there is no XDG_RUNTIME_DIR): another
+  // user may create the name first. The daemon refuses it rather than write credentials there.
+  test.each([
+    ["another user's dir", "foreign_owner"],
+    ["a symlink to the user's own dir", "symlink"],
+  ])("refuses %s as its base", async (_what, code) => {
+    root = mkdtempSync(join(tmpdir(), "floot-runtime-"));
+    chmodSync(root, 0o755);
+    const shared = join(root, "shm");
+    mkdirSync(shared, { mode: 0o1777 });
+    chmodSync(shared, 0o1777);
+    const base = join(shared, "floot-0");
+    if (code === "foreign_owner") {
+      execFileSync("setpriv", [
+        "--reuid",
+        "65534",
+        "--regid",
+        "65534",
+        "--clear-groups",
+        "mkdir",
+        "-m",
+        "0777",
+        base,
+      ]);
+    } else {
+      mkdirSync(join(root, "elsewhere"));
+      symlinkSync(join(root, "elsewhere"), base);
+    }
+    await expect(
+      startDaemon({
+        stateDir: join(root, "state"),
+        env: { FLOOT_RUNTIME_DIR: base, PATH: process.env.PATH },
+        logger: silentLogger,
+      }),
+    ).rejects.toMatchObject({ code });
   });
 });
 

@@ -4,12 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mintSpawnMarker, spawnMarkerVariable } from "@bridgeworks/backend-adapters";
 import type { TurnRecord } from "@bridgeworks/protocol";
+import { createLogger, type Logger } from "@bridgeworks/runtime";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
 import { recoverTurns } from "../src/daemon/recovery.js";
-import type { Logger } from "../src/log.js";
 import { journalFileName } from "../src/state-dir.js";
 
 const children: ChildProcess[] = [];
@@ -67,10 +67,7 @@ function startTimeOf(pid: number): string {
 
 function recordingLogger(): Logger & { lines: string[] } {
   const lines: string[] = [];
-  return {
-    lines,
-    log: (level, message, fields) => lines.push(JSON.stringify({ level, message, ...fields })),
-  };
+  return Object.assign(createLogger({ component: "test", write: (line) => lines.push(line) }), { lines });
 }
 
 describe("recovery by spawn marker", () => {

@@ -2,6 +2,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { McpToolResult } from "./content.js";
 import type { PiTool } from "./pi-types.js";
+import { piProviderVersion } from "./version.js";
 
 export const MCP_SERVER_NAME = "pi";
 export const MCP_TOOL_PREFIX = `mcp__${MCP_SERVER_NAME}__`;
@@ -32,7 +33,7 @@ export class PiToolServer {
 
   constructor(onCall: ToolCallHandler) {
     this.server = new Server(
-      { name: MCP_SERVER_NAME, version: "1.0.0" },
+      { name: MCP_SERVER_NAME, version: piProviderVersion },
       { capabilities: { tools: { listChanged: true } } },
     );
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({

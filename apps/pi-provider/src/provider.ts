@@ -1,5 +1,6 @@
 import { query } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, createSystemClock, idleTimeoutFromEnv } from "@bridgeworks/delivery-reconciler";
+import { describeError } from "@bridgeworks/runtime";
 import { BridgeSession } from "./bridge-session.js";
 import { resolveClaudeExecutable } from "./claude-executable.js";
 import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
@@ -83,10 +84,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
     }
     session.serve(model, normalized, streamOptions, stream).catch((error: unknown) => {
       if (!stream.isEnded)
-        new PiTurn(stream, model, clock.now()).fail(
-          "error",
-          `claude-code: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        new PiTurn(stream, model, clock.now()).fail("error", `claude-code: ${describeError(error)}`);
     });
     return stream;
   };

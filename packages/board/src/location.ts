@@ -1,4 +1,5 @@
 import { isAbsolute, join } from "node:path";
+import { xdgStateHome } from "@bridgeworks/runtime";
 import { argumentError } from "./errors.js";
 
 const postgresScheme = /^postgres(?:ql)?:\/\//i;
@@ -46,8 +47,7 @@ export function resolveBoardLocation(
     }
     return explicit;
   }
-  const stateHome = env.XDG_STATE_HOME;
-  if (stateHome !== undefined && isAbsolute(stateHome)) return join(stateHome, "bee", "board.db");
-  if (!isAbsolute(homedir)) throw argumentError("homedir", `must be an absolute path, got ${homedir}`);
-  return join(homedir, ".local", "state", "bee", "board.db");
+  const stateHome = xdgStateHome(env, homedir);
+  if (!isAbsolute(stateHome)) throw argumentError("homedir", `must be an absolute path, got ${homedir}`);
+  return join(stateHome, "bee", "board.db");
 }

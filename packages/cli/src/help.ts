@@ -48,15 +48,22 @@ export function renderHelp<Context>(
   return path.length === 0 ? renderRootHelp(program, node) : renderGroupHelp(program, path, node);
 }
 
+/** Every command under `path` with its whole synopsis, its summary below. */
+function commandList<Context>(
+  program: string,
+  path: readonly string[],
+  nodes: readonly CommandNode<Context>[],
+): string {
+  return commandPaths(nodes, path)
+    .map(({ path: full, command }) => `  ${synopsis(program, full, command)}\n      ${command.summary}`)
+    .join("\n");
+}
+
 function renderRootHelp<Context>(program: Program<Context>, root: CommandGroup<Context>): string {
-  const commands = commandPaths(root.commands).map(({ path, command }) => [
-    [...path, ...command.positionals.map(positionalToken)].join(" "),
-    command.summary,
-  ]);
   return joinSections([
     `${program.name} ${program.version}: ${program.summary}`,
     `usage: ${program.name} <command> [options]`,
-    section("commands", table(commands)),
+    section("commands", commandList(program.name, [], root.commands)),
     section("options", table([helpLine, ["--version", `print ${program.name}'s version`]])),
     program.notes?.trimEnd(),
     `Run '${program.name} <command> --help' for a command's arguments and options.`,
@@ -68,14 +75,10 @@ function renderGroupHelp<Context>(
   path: readonly string[],
   group: CommandGroup<Context>,
 ): string {
-  const commands = commandPaths(group.commands).map(({ path: sub, command }) => [
-    [...sub, ...command.positionals.map(positionalToken)].join(" "),
-    command.summary,
-  ]);
   return joinSections([
     `usage: ${label(program.name, path)} <command> [options]`,
     group.summary,
-    section("commands", table(commands)),
+    section("commands", commandList(program.name, path, group.commands)),
     `Run '${label(program.name, path)} <command> --help' for a command's arguments and options.`,
   ]);
 }
@@ -92,6 +95,7 @@ function renderCommandHelp<Context>(
   const options = Object.entries(command.options).map(([name, spec]) => {
     const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.type === "string" ? ` ${placeholder(spec)}` : ""}`;
     const notes = [
+      spec.type === "string" && spec.choices && spec.placeholder ? choiceList(spec.choices) : undefined,
       spec.type === "string" && spec.required ? "required" : undefined,
       spec.type === "string" && spec.multiple ? "repeatable" : undefined,
     ].filter(Boolean);

@@ -58,7 +58,12 @@ function walk<Context>(
     if (token === undefined) break;
     if (token.startsWith("-")) {
       if (allowFlags) break;
-      throw refusal(token, `is not an option of ${label(root.name, path)}; name a command first`, root.name, path);
+      throw refusal(
+        token,
+        `is not an option of ${label(root.name, path)}; name a command first`,
+        root.name,
+        path,
+      );
     }
     const child: CommandNode<Context> | undefined = node.commands.find((each) => each.name === token);
     if (child === undefined) {

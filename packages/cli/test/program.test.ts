@@ -21,7 +21,9 @@ describe("help and version", () => {
     const result = await run(...argv);
     expect(result).toMatchObject({ code: 0, stderr: "" });
     expect(result.stdout).toContain("demo 1.2.3: a demonstration program");
-    for (const path of everyCommand) expect(result.stdout).toContain(`  ${path.join(" ")}`);
+    for (const { path, command } of commandPaths(rootOf(demo).commands)) {
+      expect(result.stdout).toContain(`  ${synopsis("demo", path, command)}\n      ${command.summary}\n`);
+    }
     expect(result.stdout).toContain("exit codes: 0 ok, 1 failed, 2 usage, 75 locked");
   });
 

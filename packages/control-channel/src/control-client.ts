@@ -8,13 +8,13 @@ export type PostRetireResult =
   /** The server answered 200, 202 or 500 with a matching outcome. */
   | { kind: "answered"; httpStatus: number; outcome: RetireOutcome }
   /** Nothing listens on the port: the bridge is gone (a stale run file, or a SIGKILL). */
-  | { kind: "dead-port"; port: number }
+  | { kind: "dead_port"; port: number }
   /** The server refused the request (401, 403, ...), e.g. a reused port now held by someone else. */
   | { kind: "refused"; httpStatus: number; error: string }
   /** The server answered something that is not a retire outcome. */
-  | { kind: "bad-answer"; httpStatus: number; error: string }
-  | { kind: "timed-out"; timeoutMs: number }
-  | { kind: "transport-error"; code: string; error: string };
+  | { kind: "bad_answer"; httpStatus: number; error: string }
+  | { kind: "timed_out"; timeoutMs: number }
+  | { kind: "transport_error"; code: string; error: string };
 
 export interface PostRetireOptions {
   /** An upper bound for the whole exchange; the server itself answers within 5 s. */
@@ -63,7 +63,7 @@ export async function postRetire(
         response.on("data", (chunk: Buffer) => {
           size += chunk.length;
           if (size > maxAnswerBytes) {
-            settle({ kind: "bad-answer", httpStatus: response.statusCode ?? 0, error: "answer too large" });
+            settle({ kind: "bad_answer", httpStatus: response.statusCode ?? 0, error: "answer too large" });
             request.destroy();
           } else {
             chunks.push(chunk);
@@ -77,12 +77,12 @@ export async function postRetire(
     );
 
     const timer = setTimeout(() => {
-      settle({ kind: "timed-out", timeoutMs });
+      settle({ kind: "timed_out", timeoutMs });
       request.destroy();
     }, timeoutMs);
 
     request.on("error", (error) => {
-      if (isErrnoException(error) && error.code === "ECONNREFUSED") settle({ kind: "dead-port", port });
+      if (isErrnoException(error) && error.code === "ECONNREFUSED") settle({ kind: "dead_port", port });
       else settle(transportError(error));
     });
     request.end(body);
@@ -94,7 +94,7 @@ function interpretAnswer(httpStatus: number, text: string): PostRetireResult {
   try {
     json = JSON.parse(text);
   } catch {
-    return { kind: "bad-answer", httpStatus, error: "answer is not JSON" };
+    return { kind: "bad_answer", httpStatus, error: "answer is not JSON" };
   }
   const outcome = RetireOutcome.safeParse(json);
   if (outcome.success) {
@@ -102,7 +102,7 @@ function interpretAnswer(httpStatus: number, text: string): PostRetireResult {
       return { kind: "answered", httpStatus, outcome: outcome.data };
     }
     return {
-      kind: "bad-answer",
+      kind: "bad_answer",
       httpStatus,
       error: `status ${outcome.data.status} came with HTTP ${httpStatus}`,
     };
@@ -113,10 +113,10 @@ function interpretAnswer(httpStatus: number, text: string): PostRetireResult {
       : `HTTP ${httpStatus}`;
   return httpStatus >= 400
     ? { kind: "refused", httpStatus, error }
-    : { kind: "bad-answer", httpStatus, error };
+    : { kind: "bad_answer", httpStatus, error };
 }
 
 function transportError(error: Error): PostRetireResult {
   const code = isErrnoException(error) && error.code ? error.code : "UNKNOWN";
-  return { kind: "transport-error", code, error: error.message };
+  return { kind: "transport_error", code, error: error.message };
 }

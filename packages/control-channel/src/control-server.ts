@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ControlToken, RetireOutcome, retireOutcomeHttpStatus } from "@bridgeworks/protocol";
+import { describeError } from "@bridgeworks/runtime";
 import { tokensEqual } from "./token.js";
 
 export const controlHost = "127.0.0.1";
@@ -81,7 +82,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
     if (refusal) return reply(response, refusal.status, { error: refusal.error }, refusal.headers);
 
     const body = await readBody(request, maxRetireBodyBytes);
-    if (body.kind === "too-large") {
+    if (body.kind === "too_large") {
       return reply(response, 413, { error: `body must be at most ${maxRetireBodyBytes} bytes` });
     }
     if (body.kind === "aborted") return;
@@ -174,7 +175,7 @@ function rawHeaderValues(request: IncomingMessage, name: string): string[] {
   return values;
 }
 
-type Body = { kind: "read"; text: string } | { kind: "too-large" } | { kind: "aborted" };
+type Body = { kind: "read"; text: string } | { kind: "too_large" } | { kind: "aborted" };
 
 function readBody(request: IncomingMessage, maxBytes: number): Promise<Body> {
   return new Promise((resolve) => {
@@ -189,7 +190,7 @@ function readBody(request: IncomingMessage, maxBytes: number): Promise<Body> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) finish({ kind: "too-large" });
+      if (size > maxBytes) finish({ kind: "too_large" });
       else chunks.push(chunk);
     };
     const onEnd = () => finish({ kind: "read", text: Buffer.concat(chunks).toString("utf8") });
@@ -217,8 +218,7 @@ function validSettledOutcome(value: unknown): SettledRetireOutcome {
 }
 
 function failedOutcome(error: unknown): SettledRetireOutcome {
-  const message = error instanceof Error ? error.message : String(error);
-  return { status: "failed", error: message || "retire failed" };
+  return { status: "failed", error: describeError(error) || "retire failed" };
 }
 
 function waitOrAbort(ms: number, signal: AbortSignal): { promise: Promise<void>; cancel: () => void } {

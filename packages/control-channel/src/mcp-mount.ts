@@ -46,13 +46,13 @@ export function defaultShimCommand(): ShimCommand {
 export function mintTurnMount(options: MintTurnMountOptions): McpStdioMount {
   assertSocketPath(options.socketPath);
   if (!ControlToken.safeParse(options.token).success) {
-    throw new McpMountError("invalid-token", "token must be 64 lowercase hex characters (see mintToken)");
+    throw new McpMountError("invalid_token", "token must be 64 lowercase hex characters (see mintToken)");
   }
   const shim = options.shimCommand ?? defaultShimCommand();
   for (const [field, path] of Object.entries(shim)) {
     if (!isAbsolute(path)) {
       throw new McpMountError(
-        "invalid-shim-command",
+        "invalid_shim_command",
         `shimCommand.${field} must be an absolute path, got ${JSON.stringify(path)}`,
       );
     }
@@ -118,7 +118,7 @@ export interface CodexMcpOverrides {
 export function codexMcpOverrides(name: string, mount: McpStdioMount): CodexMcpOverrides {
   if (!/^[A-Za-z0-9_-]+$/.test(name)) {
     throw new McpMountError(
-      "invalid-server-name",
+      "invalid_server_name",
       `MCP server name must match [A-Za-z0-9_-]+, got ${JSON.stringify(name)}`,
     );
   }

@@ -1,6 +1,7 @@
 import { chmod, lstat, readdir, rm, unlink } from "node:fs/promises";
 import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { isAbsolute, join } from "node:path";
+import { describeError } from "@bridgeworks/runtime";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { hasErrnoCode } from "./errno.js";
 import { SocketTransport } from "./mcp-socket-transport.js";
@@ -21,14 +22,14 @@ export const maxHelloBytes = 1_024;
 export const maxSocketPathBytes = process.platform === "linux" ? 107 : 103;
 
 export type McpMountErrorCode =
-  | "invalid-generation"
-  | "relative-path"
-  | "socket-path-too-long"
-  | "socket-in-use"
-  | "not-a-socket"
-  | "invalid-token"
-  | "invalid-shim-command"
-  | "invalid-server-name";
+  | "invalid_generation"
+  | "relative_path"
+  | "socket_path_too_long"
+  | "socket_in_use"
+  | "not_a_socket"
+  | "invalid_token"
+  | "invalid_shim_command"
+  | "invalid_server_name";
 
 export class McpMountError extends Error {
   override readonly name = "McpMountError";
@@ -91,7 +92,7 @@ export interface McpSocketServer<Context> {
 export function assertGeneration(generation: number): void {
   if (!Number.isSafeInteger(generation) || generation < 1) {
     throw new McpMountError(
-      "invalid-generation",
+      "invalid_generation",
       `generation must be a positive integer, got ${JSON.stringify(generation)}`,
     );
   }
@@ -107,14 +108,14 @@ export function bridgeGenerationDir(bridgesDir: string, generation: number): str
 export function assertSocketPath(socketPath: string): void {
   if (!isAbsolute(socketPath)) {
     throw new McpMountError(
-      "relative-path",
+      "relative_path",
       `MCP socket path must be absolute, got ${JSON.stringify(socketPath)}`,
     );
   }
   const bytes = Buffer.byteLength(socketPath);
   if (bytes > maxSocketPathBytes) {
     throw new McpMountError(
-      "socket-path-too-long",
+      "socket_path_too_long",
       `MCP socket path ${socketPath} is ${bytes} bytes; a unix socket path may have at most ` +
         `${maxSocketPathBytes} bytes here; use a shorter state dir`,
     );
@@ -214,7 +215,7 @@ export async function startMcpSocketServer<Context>(
       try {
         context = options.authorize(token);
       } catch (error) {
-        emit({ type: "error", generation, message: `authorize threw: ${messageOf(error)}` });
+        emit({ type: "error", generation, message: `authorize threw: ${describeError(error)}` });
         context = undefined;
       }
       if (context === undefined) {
@@ -237,7 +238,7 @@ export async function startMcpSocketServer<Context>(
     try {
       server = options.createServer(context);
     } catch (error) {
-      emit({ type: "error", generation, message: `createServer threw: ${messageOf(error)}` });
+      emit({ type: "error", generation, message: `createServer threw: ${describeError(error)}` });
       refuse(connection, "server-failed");
       return;
     }
@@ -247,7 +248,7 @@ export async function startMcpSocketServer<Context>(
     server.connect(transport).then(
       () => emit({ type: "connected", generation }),
       (error: unknown) => {
-        emit({ type: "error", generation, message: `connect failed: ${messageOf(error)}` });
+        emit({ type: "error", generation, message: `connect failed: ${describeError(error)}` });
         socket.destroy();
       },
     );
@@ -329,7 +330,7 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
   if (stats === undefined) return;
   if (!stats.isSocket()) {
     throw new McpMountError(
-      "not-a-socket",
+      "not_a_socket",
       `${socketPath} exists and is not a socket; refusing to replace it`,
     );
   }
@@ -342,7 +343,7 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
     probe.once("error", () => resolve(false));
   });
   if (live) {
-    throw new McpMountError("socket-in-use", `${socketPath} is in use by a running server`);
+    throw new McpMountError("socket_in_use", `${socketPath} is in use by a running server`);
   }
   await unlink(socketPath).catch((error: unknown) => {
     if (!hasErrnoCode(error, "ENOENT")) throw error;
@@ -414,8 +415,4 @@ export async function startBridgeGeneration<Context>(
     await server.close();
     throw error;
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import { toError } from "@bridgeworks/runtime";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -73,7 +74,7 @@ export class SocketTransport implements Transport {
       this.#readBuffer.append(chunk);
     } catch (error) {
       // An unterminated line past the limit: the stream can no longer be framed.
-      this.onerror?.(asError(error));
+      this.onerror?.(toError(error));
       void this.close();
       return;
     }
@@ -83,7 +84,7 @@ export class SocketTransport implements Transport {
         message = this.#readBuffer.readMessage();
       } catch (error) {
         // One bad line; the framing still holds, so carry on with the next.
-        this.onerror?.(asError(error));
+        this.onerror?.(toError(error));
         continue;
       }
       if (message === null) break;
@@ -102,8 +103,4 @@ export class SocketTransport implements Transport {
     this.#socket.off("data", this.#onData);
     this.onclose?.();
   };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

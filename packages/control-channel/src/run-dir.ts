@@ -1,6 +1,8 @@
-import { constants } from "node:fs";
+import { constants, existsSync } from "node:fs";
 import { lstat, mkdir, open } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
+import { xdgRuntimeDir } from "@bridgeworks/runtime";
 import { hasErrnoCode } from "./errno.js";
 
 /**
@@ -12,17 +14,27 @@ export interface RunDirRule {
   overrideVar: string;
   /** The subdirectory of `$XDG_RUNTIME_DIR`, e.g. `bee`. */
   runtimeSubdir: string;
-  /** The fallback under the home directory, e.g. `.bee/run`. */
-  homeSubdir: string;
+  /** Where to go without `$XDG_RUNTIME_DIR`. */
+  fallback: RunDirFallback;
 }
+
+export type RunDirFallback =
+  /** A dir under the home directory, e.g. `.bee/run`. */
+  | { kind: "home"; subdir: string }
+  /**
+   * A per-user dir on a tmpfs, for files whose bytes must never reach a disk: `/dev/shm/<prefix>-<uid>`,
+   * else `<tmpdir>/<prefix>-<uid>`. Others can create names there first: `ensureRunDir` refuses
+   * a dir that is a symlink or not the user's own.
+   */
+  | { kind: "tmpfs"; prefix: string };
 
 export const beeRunDirRule: RunDirRule = {
   overrideVar: "BEE_RUN_DIR",
   runtimeSubdir: "bee",
-  homeSubdir: ".bee/run",
+  fallback: { kind: "home", subdir: ".bee/run" },
 };
 
-export type RunDirErrorCode = "relative-path" | "symlink" | "not-a-directory" | "foreign-owner";
+export type RunDirErrorCode = "relative_path" | "symlink" | "not_a_directory" | "foreign_owner";
 
 export class RunDirError extends Error {
   override readonly name = "RunDirError";
@@ -38,35 +50,49 @@ export class RunDirError extends Error {
 export interface RunDirSources {
   env: Readonly<Record<string, string | undefined>>;
   homeDir: string;
+  /** For a tmpfs fallback: the user's uid (default this process's) and where shared memory is mounted. */
+  uid?: number;
+  sharedMemoryDir?: string | undefined;
+  tmpDir?: string;
 }
 
-/** `<overrideVar>`, else `$XDG_RUNTIME_DIR/<runtimeSubdir>`, else `<homeDir>/<homeSubdir>`. Empty values count as unset. */
-export function resolveRunDir(rule: RunDirRule, { env, homeDir }: RunDirSources): string {
+/**
+ * `<overrideVar>`, else `$XDG_RUNTIME_DIR/<runtimeSubdir>`, else the rule's fallback. Empty values count
+ * as unset; a relative override or home dir is refused (the processes sharing the dir differ in cwd).
+ */
+export function resolveRunDir(rule: RunDirRule, sources: RunDirSources): string {
+  const { env, homeDir } = sources;
   const override = env[rule.overrideVar];
   if (override) {
-    // The bridge and its hook run with different working directories: a relative path would name two dirs.
     if (!isAbsolute(override)) {
       throw new RunDirError(
-        "relative-path",
+        "relative_path",
         override,
         `${rule.overrideVar} must be an absolute path, got ${JSON.stringify(override)}`,
       );
     }
     return override;
   }
-  const runtimeDir = env.XDG_RUNTIME_DIR;
-  // The XDG base directory spec says a relative XDG_RUNTIME_DIR is invalid and must be ignored.
-  if (runtimeDir && isAbsolute(runtimeDir)) {
-    return join(runtimeDir, rule.runtimeSubdir);
+  const runtimeDir = xdgRuntimeDir(env);
+  if (runtimeDir !== undefined) return join(runtimeDir, rule.runtimeSubdir);
+  if (rule.fallback.kind === "tmpfs") {
+    const uid = sources.uid ?? process.getuid?.() ?? 0;
+    const sharedMemoryDir =
+      "sharedMemoryDir" in sources
+        ? sources.sharedMemoryDir
+        : existsSync("/dev/shm")
+          ? "/dev/shm"
+          : undefined;
+    return join(sharedMemoryDir ?? sources.tmpDir ?? tmpdir(), `${rule.fallback.prefix}-${uid}`);
   }
   if (!isAbsolute(homeDir)) {
     throw new RunDirError(
-      "relative-path",
+      "relative_path",
       homeDir,
       `home directory must be an absolute path, got ${JSON.stringify(homeDir)}`,
     );
   }
-  return join(homeDir, rule.homeSubdir);
+  return join(homeDir, rule.fallback.subdir);
 }
 
 export interface EnsureRunDirOptions {
@@ -93,7 +119,7 @@ export async function ensureRunDir(path: string, options: EnsureRunDirOptions = 
     throw new RunDirError("symlink", path, `run dir ${path} is a symlink; refusing to use it`);
   }
   if (!linkStats.isDirectory()) {
-    throw new RunDirError("not-a-directory", path, `run dir ${path} exists but is not a directory`);
+    throw new RunDirError("not_a_directory", path, `run dir ${path} exists but is not a directory`);
   }
 
   // Check and chmod through one descriptor opened without following links, so the dir cannot be
@@ -110,11 +136,11 @@ export async function ensureRunDir(path: string, options: EnsureRunDirOptions = 
   try {
     const stats = await handle.stat();
     if (!stats.isDirectory()) {
-      throw new RunDirError("not-a-directory", path, `run dir ${path} exists but is not a directory`);
+      throw new RunDirError("not_a_directory", path, `run dir ${path} exists but is not a directory`);
     }
     if (expectedUid !== undefined && stats.uid !== expectedUid) {
       throw new RunDirError(
-        "foreign-owner",
+        "foreign_owner",
         path,
         `run dir ${path} is owned by uid ${stats.uid}, not by uid ${expectedUid}; refusing to use it`,
       );

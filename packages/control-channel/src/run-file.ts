@@ -1,7 +1,7 @@
 import { constants, unlinkSync } from "node:fs";
 import { open, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { RunFile } from "@bridgeworks/protocol";
+import { describeIssues, RunFile } from "@bridgeworks/protocol";
 import { hasErrnoCode } from "./errno.js";
 import { isPidAlive as realIsPidAlive } from "./pid.js";
 import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
@@ -67,10 +67,8 @@ export async function readRunFile(path: string): Promise<ReadRunFileResult> {
   const parsed = RunFile.safeParse(json);
   if (!parsed.success) {
     // Issue paths and messages name fields only; they never echo a value such as the token.
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`,
-    );
-    return { ok: false, reason: "invalid", message: `run file ${path} is invalid: ${problems.join("; ")}` };
+    const problems = describeIssues(parsed.error.issues, { root: "(root)" });
+    return { ok: false, reason: "invalid", message: `run file ${path} is invalid: ${problems}` };
   }
   return { ok: true, runFile: parsed.data };
 }

@@ -86,7 +86,7 @@ describe("postRetire", () => {
   test("a port nobody listens on is a dead port", async () => {
     const port = await freedPort();
     const runFile: RunFile = { port, token: mintToken(randomBytes), pid: process.pid };
-    await expect(postRetire(runFile)).resolves.toEqual({ kind: "dead-port", port });
+    await expect(postRetire(runFile)).resolves.toEqual({ kind: "dead_port", port });
   });
 
   test("a wrong token is refused with the server's reason", async () => {
@@ -113,7 +113,7 @@ describe("postRetire", () => {
     const garbage = await impostor(() => ({ status: 200, body: "<html>" }));
     await expect(postRetire({ port: garbage, token: mintToken(randomBytes), pid: 1 })).resolves.toMatchObject(
       {
-        kind: "bad-answer",
+        kind: "bad_answer",
         httpStatus: 200,
       },
     );
@@ -121,7 +121,7 @@ describe("postRetire", () => {
     await expect(
       postRetire({ port: mismatched, token: mintToken(randomBytes), pid: 1 }),
     ).resolves.toMatchObject({
-      kind: "bad-answer",
+      kind: "bad_answer",
       httpStatus: 200,
     });
   });
@@ -130,7 +130,7 @@ describe("postRetire", () => {
     const port = await impostor(() => ({ status: 200, body: JSON.stringify(done), delayMs: 5000 }));
     const startedAt = performance.now();
     const result = await postRetire({ port, token: mintToken(randomBytes), pid: 1 }, { timeoutMs: 200 });
-    expect(result).toEqual({ kind: "timed-out", timeoutMs: 200 });
+    expect(result).toEqual({ kind: "timed_out", timeoutMs: 200 });
     expect(performance.now() - startedAt).toBeLessThan(2000);
   });
 

@@ -50,10 +50,10 @@ describe("mintTurnMount", () => {
     const token = mintToken(randomBytes);
     expect(() => mintTurnMount({ socketPath: "bridges/g1/mcp.sock", token })).toThrow(/absolute/);
     expect(() => mintTurnMount({ socketPath: `/${"x".repeat(maxSocketPathBytes)}`, token })).toThrow(
-      expect.objectContaining({ code: "socket-path-too-long" }),
+      expect.objectContaining({ code: "socket_path_too_long" }),
     );
     expect(() => mintTurnMount({ socketPath, token: "short" })).toThrow(
-      expect.objectContaining({ code: "invalid-token" }),
+      expect.objectContaining({ code: "invalid_token" }),
     );
     expect(() =>
       mintTurnMount({ socketPath, token, shimCommand: { node: "node", script: "/opt/shim.js" } }),
@@ -94,7 +94,7 @@ describe("codexMcpOverrides", () => {
     expect(overrides.args.join(" ")).not.toContain(token);
     expect(overrides.env).toEqual({ FLOOT_MCP_SOCKET: socketPath, FLOOT_MCP_TOKEN: token });
     expect(() => codexMcpOverrides("floot.x", mount)).toThrow(
-      expect.objectContaining({ code: "invalid-server-name" }),
+      expect.objectContaining({ code: "invalid_server_name" }),
     );
   });
 });

@@ -167,7 +167,7 @@ describe("startMcpSocketServer", () => {
       authorize: () => undefined,
     }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(McpMountError);
-    expect(error).toMatchObject({ code: "socket-path-too-long" });
+    expect(error).toMatchObject({ code: "socket_path_too_long" });
     expect((error as Error).message).toContain(`at most ${maxSocketPathBytes} bytes`);
     expect(await readdir(root)).toEqual([]);
   });
@@ -193,7 +193,7 @@ describe("startMcpSocketServer", () => {
           createServer: echoServerFactory(echoProbe()),
           authorize: () => undefined,
         }),
-      ).rejects.toMatchObject({ code: "invalid-generation" });
+      ).rejects.toMatchObject({ code: "invalid_generation" });
     }
   });
 
@@ -205,7 +205,7 @@ describe("startMcpSocketServer", () => {
     const holder = await socketHolder(socketPath, track);
 
     const live = await startServer({ dir, generation: 1 }).catch((caught: unknown) => caught);
-    expect(live).toMatchObject({ code: "socket-in-use" });
+    expect(live).toMatchObject({ code: "socket_in_use" });
 
     holder.kill("SIGKILL");
     await exited(holder);
@@ -221,7 +221,7 @@ describe("startMcpSocketServer", () => {
     const dir = join(await tempDir(), "g1");
     await mkdir(dir, { mode: 0o700 });
     await writeFile(join(dir, mcpSocketName), "not a socket");
-    await expect(startServer({ dir, generation: 1 })).rejects.toMatchObject({ code: "not-a-socket" });
+    await expect(startServer({ dir, generation: 1 })).rejects.toMatchObject({ code: "not_a_socket" });
   });
 
   test("close() ends every connection: an in-flight call fails at once, its handler is aborted", async () => {
@@ -346,7 +346,7 @@ describe("bridge generations", () => {
         createServer: echoServerFactory(echoProbe()),
         authorize: () => undefined,
       }),
-    ).rejects.toMatchObject({ code: "socket-path-too-long" });
+    ).rejects.toMatchObject({ code: "socket_path_too_long" });
     expect(await readdir(root)).toEqual([]);
   });
 });

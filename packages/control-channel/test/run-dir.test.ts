@@ -47,7 +47,7 @@ describe("resolveRunDir", () => {
     const flootRule: RunDirRule = {
       overrideVar: "FLOOT_RUN_DIR",
       runtimeSubdir: "floot",
-      homeSubdir: ".floot/run",
+      fallback: { kind: "home", subdir: ".floot/run" },
     };
     expect(
       resolveRunDir(flootRule, { env: { FLOOT_RUN_DIR: "/srv/floot", BEE_RUN_DIR: "/srv/bee" }, homeDir }),
@@ -56,6 +56,27 @@ describe("resolveRunDir", () => {
       resolveRunDir(flootRule, { env: { BEE_RUN_DIR: "/srv/bee", XDG_RUNTIME_DIR: "/run/u" }, homeDir }),
     ).toBe("/run/u/floot");
     expect(resolveRunDir(flootRule, { env: {}, homeDir })).toBe("/home/ada/.floot/run");
+  });
+
+  test("a tmpfs fallback is a per-user dir in shared memory, else in the temp dir", () => {
+    const secretRule: RunDirRule = {
+      overrideVar: "FLOOT_RUNTIME_DIR",
+      runtimeSubdir: "floot",
+      fallback: { kind: "tmpfs", prefix: "floot" },
+    };
+    const sources = { env: {}, homeDir, uid: 1000 };
+    expect(resolveRunDir(secretRule, { ...sources, sharedMemoryDir: "/dev/shm" })).toBe(
+      "/dev/shm/floot-1000",
+    );
+    expect(resolveRunDir(secretRule, { ...sources, sharedMemoryDir: undefined, tmpDir: "/tmp" })).toBe(
+      "/tmp/floot-1000",
+    );
+    expect(resolveRunDir(secretRule, { ...sources, env: { XDG_RUNTIME_DIR: "/run/user/1000" } })).toBe(
+      "/run/user/1000/floot",
+    );
+    expect(() => resolveRunDir(secretRule, { ...sources, env: { FLOOT_RUNTIME_DIR: "run" } })).toThrow(
+      /FLOOT_RUNTIME_DIR must be an absolute path/,
+    );
   });
 });
 
@@ -96,7 +117,7 @@ describe("ensureRunDir", () => {
     await mkdir(dir, { mode: 0o755 });
     const owner = (await stat(dir)).uid;
     await expect(ensureRunDir(dir, { expectedUid: owner + 1 })).rejects.toMatchObject({
-      code: "foreign-owner",
+      code: "foreign_owner",
       message: expect.stringMatching(new RegExp(`owned by uid ${owner}, not by uid ${owner + 1}`)),
     });
     expect(await modeOf(dir)).toBe(0o755);
@@ -106,7 +127,7 @@ describe("ensureRunDir", () => {
     const base = await tempDir();
     const file = join(base, "run");
     await writeFile(file, "");
-    await expect(ensureRunDir(file)).rejects.toMatchObject({ code: "not-a-directory" });
+    await expect(ensureRunDir(file)).rejects.toMatchObject({ code: "not_a_directory" });
     const dangling = join(base, "dangling");
     await symlink(join(base, "missing"), dangling);
     await expect(ensureRunDir(dangling)).rejects.toMatchObject({ code: "symlink" });

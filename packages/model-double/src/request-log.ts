@@ -1,3 +1,4 @@
+import { toError } from "@bridgeworks/runtime";
 import type { RecordedRequest } from "./recorded.js";
 
 export interface WaitOptions {
@@ -63,7 +64,7 @@ export class RequestLog {
     try {
       return waiter.predicate(request);
     } catch (error) {
-      this.settle(waiter, () => waiter.reject(error instanceof Error ? error : new Error(String(error))));
+      this.settle(waiter, () => waiter.reject(toError(error)));
       return false;
     }
   }

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { describeError } from "@bridgeworks/runtime";
 import { InvalidScriptError } from "./script.js";
 import { loadScriptFile } from "./script-file.js";
 import { startModelDouble } from "./server.js";
@@ -86,7 +87,7 @@ function parseCliArgs(argv: readonly string[]): ParsedArgs {
       },
     }));
   } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+    return { ok: false, message: describeError(error) };
   }
   if (values.help) return { ok: true, help: true };
   const [command, ...extra] = positionals;

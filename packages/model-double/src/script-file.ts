@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import { describeError } from "@bridgeworks/runtime";
 import { InvalidScriptError, parseScript, type Script } from "./script.js";
 
 /** Reads and validates a JSON script; every failure is an InvalidScriptError naming the file. */
@@ -7,14 +8,14 @@ export async function loadScriptFile(path: string): Promise<Script> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = describeError(error);
     throw new InvalidScriptError(`cannot read script ${path}: ${reason}`, [reason]);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = describeError(error);
     throw new InvalidScriptError(`script ${path} is not JSON: ${reason}`, [reason]);
   }
   try {

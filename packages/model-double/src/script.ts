@@ -1,3 +1,4 @@
+import { issueProblems } from "@bridgeworks/protocol";
 import { z } from "zod";
 import type { MatchableRequest } from "./recorded.js";
 
@@ -176,28 +177,8 @@ export class InvalidScriptError extends Error {
 export function parseScript(value: unknown): Script {
   const result = Script.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map(
-    (issue) => `${formatPath(issue.path) || "(script)"}: ${describeIssue(issue)}`,
+  const issues = issueProblems(result.error.issues, { root: "(script)" }).map(
+    ({ field, problem }) => `${field}: ${problem}`,
   );
   throw new InvalidScriptError(`invalid script: ${issues.join("; ")}`, issues);
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code !== "invalid_union") return issue.message;
-  // A union hides the useful detail one level down; show the branch that got furthest.
-  const deepest = issue.errors
-    .flat()
-    .filter((inner) => inner.code !== "invalid_type" || inner.path.length > 0)
-    .sort((a, b) => b.path.length - a.path.length)[0];
-  return deepest ? `${formatPath(deepest.path)} ${deepest.message}`.trim() : issue.message;
-}
-
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((segment, position) => {
-      if (typeof segment === "number") return `[${segment}]`;
-      const name = String(segment);
-      return position === 0 ? name : `.${name}`;
-    })
-    .join("");
 }

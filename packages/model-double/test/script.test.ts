@@ -47,7 +47,7 @@ describe("script validation", () => {
       { steps: [{ response: { events: [{ type: "tool_use", input: {} }] } }] },
       "steps[0].response.events[0].name: give exactly one of name or nameFrom",
     ],
-    [{ steps: [{ repeats: true, response: { events: [] } }] }, "steps[0]: Unrecognized key"],
+    [{ steps: [{ repeats: true, response: { events: [] } }] }, "steps[0].repeats: is not allowed"],
     [{ steps: [{ match: { toolResultFor: 5 }, response: { events: [] } }] }, "steps[0].match"],
     [{ steps: [{ match: {}, response: { events: [] } }] }, "steps[0].match"],
     [{ steps: [{ response: { error: { status: 200, message: "x" } } }] }, "steps[0].response.error.status"],

@@ -1,6 +1,5 @@
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -20,12 +19,13 @@ import {
   writePrivateFileAtomic,
 } from "@bridgeworks/control-channel";
 import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
+import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
-import type { Logger } from "../log.js";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
-import { type ApiServer, startApiServer } from "./http-api.js";
+import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
+import { runtimeDirFor } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
 import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
@@ -79,8 +79,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
       try {
         await step();
       } catch (error) {
-        logger.log("warn", "cleanup step failed", {
-          error: error instanceof Error ? error.message : String(error),
+        logger.warn("cleanup step failed", {
+          error: describeError(error),
         });
       }
     }
@@ -102,7 +102,7 @@ async function startLocked(
   const { stateDir, env, logger } = options;
   const journal: TurnJournal = openJournal({
     path: join(stateDir, journalFileName),
-    onError: (error) => logger.log("error", "journal background error", { error: String(error) }),
+    onError: (error) => logger.error("journal background error", { error: String(error) }),
   });
   cleanups.push(() => journal.close());
 
@@ -124,7 +124,7 @@ async function startLocked(
     createServer: (context) => createFlootMcpServer(context, secrets, logger),
     onEvent: (event) => {
       if (event.type === "refused" || event.type === "error")
-        logger.log("warn", `mcp socket ${event.type}`, { ...event });
+        logger.warn(`mcp socket ${event.type}`, { ...event });
     },
   });
   cleanups.push(() => bridge.server.close());
@@ -184,7 +184,7 @@ async function startLocked(
   const daemonFilePath = join(stateDir, daemonFileName);
   await writePrivateFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
   cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
-  logger.log("info", "daemon ready", {
+  logger.info("daemon ready", {
     port: api.port,
     generation,
     removedGenerations: bridge.removedGenerations.join(","),
@@ -251,21 +251,6 @@ function adapterFor(
     command: env.FLOOT_CODEX_COMMAND || "codex",
     ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
   });
-}
-
-/**
- * Credential files go to a tmpfs when there is one, never under the state dir: `FLOOT_RUNTIME_DIR`,
- * else `$XDG_RUNTIME_DIR/floot`, else `/dev/shm/floot-<uid>`, else the temp dir; one dir per state dir.
- */
-export function runtimeDirFor(stateDir: string, env: Readonly<Record<string, string | undefined>>): string {
-  const uid = process.getuid?.() ?? 0;
-  const base =
-    env.FLOOT_RUNTIME_DIR ||
-    (env.XDG_RUNTIME_DIR ? join(env.XDG_RUNTIME_DIR, "floot") : undefined) ||
-    (existsSync("/dev/shm") ? `/dev/shm/floot-${uid}` : join(tmpdir(), `floot-${uid}`));
-  mkdirSync(base, { recursive: true, mode: 0o700 });
-  const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
-  return join(base, id);
 }
 
 function defaultShimScript(): string {

@@ -1,7 +1,13 @@
+import {
+  describeError,
+  type Logger,
+  parseToolArguments,
+  mcpErrorResult as toolError,
+} from "@bridgeworks/runtime";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Logger } from "../log.js";
+import { flootVersion } from "../version.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 
 export const flootToolNames = ["requestSecret"] as const;
@@ -38,28 +44,22 @@ function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: str
   return `mcp-request-${String(requestId)}`;
 }
 
-function toolError(text: string) {
-  return { content: [{ type: "text" as const, text }], isError: true };
-}
-
 /** One MCP server per authorized shim connection: the tools of the turn `context`. */
 export function createFlootMcpServer(context: TurnContext, secrets: SecretBroker, logger: Logger): Server {
-  const server = new Server({ name: "floot", version: "0.0.0" }, { capabilities: { tools: {} } });
+  const server = new Server({ name: "floot", version: flootVersion }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [requestSecretTool] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args, _meta } = request.params;
     if (name !== "requestSecret") return toolError(`unknown tool ${name}`);
-    const parsed = RequestSecretArguments.safeParse(args ?? {});
-    if (!parsed.success) {
-      return toolError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
-    }
+    const parsed = parseToolArguments(RequestSecretArguments, args);
+    if (!parsed.ok) return toolError(parsed.message);
     const toolCallKey = toolCallKeyOf(_meta as Record<string, unknown> | undefined, extra.requestId);
     try {
-      const answer = await secrets.ask(context, { toolCallKey, ...parsed.data }, extra.signal);
+      const answer = await secrets.ask(context, { toolCallKey, ...parsed.value }, extra.signal);
       if (answer.kind === "withdrawn")
-        return toolError(`requestSecret ${parsed.data.name}: ${answer.reason}`);
+        return toolError(`requestSecret ${parsed.value.name}: ${answer.reason}`);
       const { credential } = answer;
-      logger.log("info", "secret provided to a turn", { turn: context.turnId, credential: credential.id });
+      logger.info("secret provided to a turn", { turn: context.turnId, credential: credential.id });
       return {
         content: [
           {
@@ -72,7 +72,7 @@ export function createFlootMcpServer(context: TurnContext, secrets: SecretBroker
         ],
       };
     } catch (error) {
-      return toolError(`requestSecret failed: ${error instanceof Error ? error.message : String(error)}`);
+      return toolError(`requestSecret failed: ${describeError(error)}`);
     }
   });
   return server;

@@ -1,12 +1,12 @@
 import { type FenceOutcome, fenceProcess, findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { CliProcess } from "@bridgeworks/protocol";
+import type { Logger } from "@bridgeworks/runtime";
 import {
   applyRecovery,
   planRecovery,
   type RecoveryOutcome,
   type TurnJournal,
 } from "@bridgeworks/turn-journal";
-import type { Logger } from "../log.js";
 
 export interface FencedProcess {
   turnId: string;
@@ -45,7 +45,7 @@ export async function recoverTurns(
   const fenceOne = async (turnId: string, process: CliProcess, foundBy: FencedProcess["foundBy"]) => {
     const outcome = await fence(process);
     fenced.push({ turnId, pid: process.pid, foundBy, outcome });
-    logger.log("info", "fenced a leftover CLI", { turn: turnId, pid: process.pid, foundBy, outcome });
+    logger.info("fenced a leftover CLI", { turn: turnId, pid: process.pid, foundBy, outcome });
   };
   for (const turn of unfinished) {
     if (turn.process) await fenceOne(turn.id, turn.process, "process");
@@ -61,7 +61,7 @@ export async function recoverTurns(
   const outcomes = applyRecovery(journal, planRecovery(unfinished));
   for (const { decision, turn } of outcomes) {
     if (decision.action === "keep") continue;
-    logger.log("info", "recovered a turn", {
+    logger.info("recovered a turn", {
       turn: decision.turn.id,
       action: decision.action,
       reason: decision.reason,

@@ -16,9 +16,11 @@ export type SecretAnswer =
   | { kind: "provided"; credential: Credential }
   | { kind: "withdrawn"; reason: string };
 
+export type SecretBrokerErrorCode = "secret_request_not_found" | "secret_request_closed";
+
 export class SecretBrokerError extends Error {
   constructor(
-    readonly code: "secret_request_not_found" | "secret_request_closed",
+    readonly code: SecretBrokerErrorCode,
     message: string,
   ) {
     super(message);

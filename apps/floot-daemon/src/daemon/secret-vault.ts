@@ -1,6 +1,6 @@
 import { rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ensureRunDir } from "@bridgeworks/control-channel";
 
 export interface Credential {
@@ -26,8 +26,12 @@ export class SecretVault {
     this.#newId = newId;
   }
 
-  /** Creates the dir and removes credential files a killed daemon left behind. */
+  /**
+   * Creates the dir and its parent (0700, this user's, no symlink: on a shared tmpfs another user could
+   * have made either first) and removes credential files a killed daemon left behind.
+   */
   async open(): Promise<void> {
+    await ensureRunDir(dirname(this.dir));
     await ensureRunDir(this.dir);
     for (const name of await readdir(this.dir)) await rm(join(this.dir, name), { force: true });
   }

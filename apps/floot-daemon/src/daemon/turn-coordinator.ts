@@ -15,8 +15,8 @@ import {
   type SessionRecord,
   type TurnRecord,
 } from "@bridgeworks/protocol";
+import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
-import type { Logger } from "../log.js";
 import { flootToolNames } from "./mcp-tools.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
@@ -154,7 +154,7 @@ export class TurnCoordinator {
           onEvent: (event) => journal.appendEvents(turn.id, [event]),
         },
       );
-      logger.log("info", "turn spawned", {
+      logger.info("turn spawned", {
         turn: turn.id,
         session: turn.sessionId,
         pid: live.running.identity.pid,
@@ -165,8 +165,8 @@ export class TurnCoordinator {
       this.#end(turn.id, outcome);
     } catch (error) {
       if (this.#stopping) return;
-      const message = error instanceof Error ? error.message : String(error);
-      logger.log("error", "turn could not run", { turn: turn.id, error: message });
+      const message = describeError(error);
+      logger.error("turn could not run", { turn: turn.id, error: message });
       this.#end(turn.id, { phase: "failed", error: { code: "spawn_failed", message } });
     } finally {
       mount.release();
@@ -204,7 +204,7 @@ export class TurnCoordinator {
       turn.attempt < 2
     ) {
       const replay = journal.replayTurn(turnId, outcome.error);
-      logger.log("warn", "turn replayed after an unusable bridge", { turn: turnId, replay: replay.id });
+      logger.warn("turn replayed after an unusable bridge", { turn: turnId, replay: replay.id });
       return;
     }
     if (outcome.phase === "failed") {
@@ -221,6 +221,6 @@ export class TurnCoordinator {
     } else {
       journal.transition(turnId, { phase: "completed" });
     }
-    logger.log("info", "turn ended", { turn: turnId, phase: outcome.phase });
+    logger.info("turn ended", { turn: turnId, phase: outcome.phase });
   }
 }

@@ -12,7 +12,12 @@ export class ApiError extends Error {
 }
 
 /** The daemon did not answer (restarting, stopped, the network blinked). */
-export class Unreachable extends Error {}
+export class Unreachable extends Error {
+  /** What made the daemon unreachable: a network error, or a sentence. */
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
 
 // The page authenticates by its HttpOnly cookie: it never holds the API token.
 export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
@@ -26,7 +31,7 @@ export async function api<T>(method: "GET" | "POST", path: string, body?: unknow
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
   } catch (error) {
-    throw new Unreachable(error instanceof Error ? error.message : String(error));
+    throw new Unreachable(error);
   }
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
@@ -61,7 +66,7 @@ export async function followTurn(
     });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new Unreachable(error instanceof Error ? error.message : String(error));
+    throw new Unreachable(error);
   }
   if (!response.ok || !response.body) throw await errorOf(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -91,7 +96,7 @@ export async function followTurn(
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof GapError) throw error;
-    throw new Unreachable(error instanceof Error ? error.message : String(error));
+    throw new Unreachable(error);
   }
   if (!ended) throw new Unreachable("the event stream ended before the turn did");
 }

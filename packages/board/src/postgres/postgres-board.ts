@@ -1,4 +1,5 @@
 import type { ActionPage } from "@bridgeworks/protocol";
+import { toError } from "@bridgeworks/runtime";
 import pg from "pg";
 import { parseIntegerArgument } from "../arguments.js";
 import type { Board, BoardDeps } from "../board.js";
@@ -155,7 +156,7 @@ class PostgresRunner implements StoreRunner {
       if (isTransient(error)) broken = error as Error;
       else if (!committing) {
         await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+          broken = toError(rollbackError);
         });
       }
       throw translatePostgresError(error, committing);

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
+import { toError } from "@bridgeworks/runtime";
 import type { Board } from "../board.js";
 import { BoardError } from "../errors.js";
 import { type RemoteMethod, type RpcReady, type RpcRequest, type RpcResponse, remoteMethods } from "./rpc.js";
@@ -32,7 +33,7 @@ async function answer(board: Board, request: RpcRequest): Promise<RpcResponse> {
     return { id: request.id, result: await method.apply(board, request.args) };
   } catch (error) {
     if (error instanceof BoardError) return { id: request.id, refusal: error.toPayload() };
-    const { name, message } = error instanceof Error ? error : new Error(String(error));
+    const { name, message } = toError(error);
     return { id: request.id, failure: { name, message } };
   }
 }

@@ -1,0 +1,47 @@
+import { defineCommand, integer } from "@bridgeworks/cli";
+import { createLogger, streamSink } from "@bridgeworks/runtime";
+import { startDaemon } from "../daemon/daemon.js";
+import { resolveStateDir } from "../state-dir.js";
+import type { FlootContext } from "./context.js";
+import { daemonOptions } from "./daemon-connection.js";
+import { onStopSignal } from "./signals.js";
+
+export const daemonCommand = defineCommand<FlootContext>()({
+  name: "daemon",
+  summary: "run the daemon in the foreground until SIGINT or SIGTERM",
+  description:
+    "Without --port the daemon takes its previous port when it is free, so an open web UI finds it again.\n" +
+    "A second daemon on the same state dir exits 75.",
+  options: {
+    state: daemonOptions.state,
+    port: {
+      type: "string",
+      placeholder: "N",
+      summary: "the port on 127.0.0.1 (0: any free one)",
+      parse: integer(0, 65_535),
+    },
+  },
+  examples: [{ command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" }],
+  async run({ options }, context) {
+    const stateDir = resolveStateDir({ flag: options.state, env: context.env, cwd: context.cwd });
+    // The journal holds prompts and transcripts of work: nothing the daemon creates is for other users.
+    process.umask(0o077);
+    const logger = createLogger({ component: "floot-daemon", write: streamSink(context.stderr) });
+    const daemon = await startDaemon({
+      stateDir,
+      ...(options.port !== undefined && { port: options.port }),
+      env: context.env,
+      logger,
+      ...(context.uiDir !== undefined && { uiDir: context.uiDir }),
+    });
+    context.stderr.write(
+      `floot daemon listening on http://127.0.0.1:${daemon.port} (state: ${stateDir}, generation ${daemon.generation})\n`,
+    );
+    return await new Promise<number>((resolve) => {
+      onStopSignal(context.signals, (signal) => {
+        logger.info("stopping", { signal });
+        void daemon.stop().then(() => resolve(0));
+      });
+    });
+  },
+});

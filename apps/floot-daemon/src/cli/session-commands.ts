@@ -1,0 +1,105 @@
+import { isAbsolute, resolve } from "node:path";
+import { defineCommand, defineGroup, keyValue } from "@bridgeworks/cli";
+import {
+  Backend,
+  type FlootSession,
+  type FlootSessionList,
+  FlootSessionOptions,
+} from "@bridgeworks/protocol";
+import type { FlootContext } from "./context.js";
+import { connect, daemonOptions, show } from "./daemon-connection.js";
+
+const command = defineCommand<FlootContext>();
+
+const createCommand = command({
+  name: "create",
+  summary: "create a session on the Claude Code or Codex CLI; prints its id",
+  options: {
+    backend: { type: "string", choices: Backend.options, required: true, summary: "the CLI its turns run" },
+    workspace: {
+      type: "string",
+      placeholder: "DIR",
+      summary: "the agent's working folder (default <state>/sessions/<id>/workspace)",
+      complete: "directory",
+    },
+    model: { type: "string", placeholder: "MODEL", summary: "the model the CLI is asked for" },
+    env: {
+      type: "string",
+      placeholder: "K=V",
+      multiple: true,
+      parse: keyValue,
+      summary: "added to the CLI's environment (values are never shown again)",
+    },
+    "codex-config": {
+      type: "string",
+      placeholder: "KEY=TOML",
+      multiple: true,
+      summary: 'Codex only: a -c override, e.g. model_reasoning_effort="high"',
+    },
+    "allowed-tool": {
+      type: "string",
+      placeholder: "TOOL",
+      multiple: true,
+      summary: "Claude Code only: a tool allowed besides the daemon's own, e.g. Bash",
+    },
+    "permission-mode": {
+      type: "string",
+      placeholder: "MODE",
+      choices: FlootSessionOptions.shape.permissionMode.unwrap().options,
+      summary: "Claude Code only: its --permission-mode",
+    },
+    ...daemonOptions,
+  },
+  examples: [
+    {
+      command: "floot session create --backend claude --allowed-tool Bash --permission-mode dontAsk",
+      summary: "a Claude Code session that may run shell commands",
+    },
+    {
+      command: "floot session create --backend codex --env GITHUB_TOKEN=…",
+      summary: "a Codex session with a token",
+    },
+  ],
+  async run({ options }, context) {
+    const client = connect(context, options.state);
+    const session = await client.request<FlootSession>("POST", "/v1/sessions", {
+      backend: options.backend,
+      ...(options.workspace !== undefined && { workspace: absolute(context.cwd, options.workspace) }),
+      ...(options.model !== undefined && { model: options.model }),
+      ...(options.env.length > 0 && { env: Object.fromEntries(options.env) }),
+      ...(options["codex-config"].length > 0 && { codexConfig: options["codex-config"] }),
+      ...(options["allowed-tool"].length > 0 && { allowedTools: options["allowed-tool"] }),
+      ...(options["permission-mode"] !== undefined && { permissionMode: options["permission-mode"] }),
+    });
+    show(context, options.json, session, () => session.id);
+  },
+});
+
+const listCommand = command({
+  name: "list",
+  summary: "list the sessions: id, backend, status, queued turns, workspace",
+  options: daemonOptions,
+  async run({ options }, context) {
+    const list = await connect(context, options.state).request<FlootSessionList>("GET", "/v1/sessions");
+    show(context, options.json, list, () =>
+      list.sessions.length === 0
+        ? "no sessions"
+        : list.sessions
+            .map(
+              (s) =>
+                `${s.id}  ${s.backend}  ${s.status}${s.queuedTurns ? ` (+${s.queuedTurns} queued)` : ""}  ${s.workspace}`,
+            )
+            .join("\n"),
+    );
+  },
+});
+
+function absolute(cwd: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+export const sessionGroup = defineGroup<FlootContext>(
+  "session",
+  "sessions: one agent, one workspace, its turns",
+  [createCommand, listCommand],
+);

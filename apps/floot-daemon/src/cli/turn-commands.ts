@@ -1,0 +1,123 @@
+import { defineCommand, defineGroup, integer } from "@bridgeworks/cli";
+import type { TurnRecord } from "@bridgeworks/protocol";
+import type { FlootClient } from "../client/api-client.js";
+import type { FlootContext } from "./context.js";
+import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
+import { describeTurn, renderEvent } from "./event-renderer.js";
+import { startSpinner } from "./spinner.js";
+
+const command = defineCommand<FlootContext>();
+
+export const sendCommand = command({
+  name: "send",
+  summary: "queue a turn on a session; prints its id, or follows it with --follow",
+  positionals: [
+    { name: "session", summary: "the session's id" },
+    { name: "prompt", summary: "the prompt (its words are joined with spaces)", variadic: true },
+  ],
+  options: {
+    follow: { type: "boolean", summary: "print its events until it ends; exit 1 unless it completed" },
+    ...daemonOptions,
+  },
+  examples: [{ command: 'floot send s_1a2b "fix the failing test" --follow', summary: "send and watch" }],
+  async run({ args, options }, context) {
+    const client = connect(context, options.state);
+    const turn = await client.request<TurnRecord>("POST", `/v1/sessions/${pathId(args.session)}/turns`, {
+      prompt: args.prompt.join(" "),
+    });
+    if (!options.follow) return show(context, options.json, turn, () => turn.id);
+    if (!options.json) context.stderr.write(`turn ${turn.id} (${turn.phase})\n`);
+    return followTurn(client, turn.id, 0, options.json, context);
+  },
+});
+
+const turnArgument = [{ name: "turn", summary: "the turn's id" }] as const;
+
+const showCommand = command({
+  name: "show",
+  summary: "show a turn: phase, attempt, events, effects, error",
+  positionals: turnArgument,
+  options: daemonOptions,
+  async run({ args, options }, context) {
+    const turn = await connect(context, options.state).request<TurnRecord>(
+      "GET",
+      `/v1/turns/${pathId(args.turn)}`,
+    );
+    show(context, options.json, turn, () => describeTurn(turn));
+  },
+});
+
+const currentCommand = command({
+  name: "current",
+  summary: "show a session's current turn (the active one, else the latest)",
+  positionals: [{ name: "session", summary: "the session's id" }],
+  options: daemonOptions,
+  async run({ args, options }, context) {
+    const path = `/v1/sessions/${pathId(args.session)}/current-turn`;
+    const turn = await connect(context, options.state).request<TurnRecord>("GET", path);
+    show(context, options.json, turn, () => describeTurn(turn));
+  },
+});
+
+const followCommand = command({
+  name: "follow",
+  summary: "print a turn's events from index N on, live, until it ends; exit 1 unless it completed",
+  positionals: turnArgument,
+  options: {
+    from: {
+      type: "string",
+      placeholder: "N",
+      summary: "the first event index (default 0)",
+      parse: integer(0, 999_999_999),
+    },
+    ...daemonOptions,
+  },
+  run({ args, options }, context) {
+    return followTurn(connect(context, options.state), args.turn, options.from ?? 0, options.json, context);
+  },
+});
+
+function turnAction(name: "retry" | "cancel", summary: string) {
+  return command({
+    name,
+    summary,
+    positionals: turnArgument,
+    options: daemonOptions,
+    async run({ args, options }, context) {
+      const path = `/v1/turns/${pathId(args.turn)}/${name}`;
+      const turn = await connect(context, options.state).request<TurnRecord>("POST", path);
+      show(context, options.json, turn, () => describeTurn(turn));
+    },
+  });
+}
+
+export const turnGroup = defineGroup<FlootContext>("turn", "turns: show, follow, retry, cancel", [
+  showCommand,
+  currentCommand,
+  followCommand,
+  turnAction("retry", "retry a failed, cancelled or interrupted turn (the same retry every time)"),
+  turnAction("cancel", "cancel a turn; its CLI's process group is ended first"),
+]);
+
+/** Prints a turn's events until its terminal one; 0 when it completed, else 1. */
+async function followTurn(
+  client: FlootClient,
+  turnId: string,
+  from: number,
+  json: boolean,
+  context: FlootContext,
+): Promise<number> {
+  let outcome: string | undefined;
+  const spinner = startSpinner(context.stderr);
+  try {
+    await client.follow(turnId, from, (envelope) => {
+      spinner.bump();
+      const line = json ? JSON.stringify(envelope) : renderEvent(envelope);
+      if (line !== undefined) context.stdout.write(`${line}\n`);
+      if (envelope.event.type === "terminal") outcome = envelope.event.outcome;
+    });
+  } finally {
+    spinner.stop();
+  }
+  return outcome === "completed" ? 0 : 1;
+}

@@ -1,0 +1,178 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  CreateSessionRequest,
+  type FlootDaemonStatus,
+  type FlootEventPage,
+  type FlootOverview,
+  SendTurnRequest,
+  SubmitSecretRequest,
+} from "@bridgeworks/protocol";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { SecretBroker } from "../secret-broker.js";
+import type { SessionStore } from "../session-store.js";
+import type { TurnCoordinator } from "../turn-coordinator.js";
+import type { UiAuth } from "../ui-auth.js";
+import { ApiError } from "./api-error.js";
+import { indexParam, readBody } from "./body.js";
+import { sendJson as send } from "./respond.js";
+import { followOverSse, type SseFollowOptions } from "./sse-follow.js";
+
+export type Method = "GET" | "POST";
+
+export interface Route {
+  method: Method;
+  pattern: RegExp;
+  handler: (request: IncomingMessage, response: ServerResponse, params: string[]) => Promise<void>;
+  /** Only with the API token: never with the web UI's cookie. */
+  tokenOnly?: boolean;
+}
+
+export interface RouteDeps {
+  journal: TurnJournal;
+  sessions: SessionStore;
+  coordinator: TurnCoordinator;
+  secrets: SecretBroker;
+  uiAuth: UiAuth;
+  status: () => FlootDaemonStatus;
+  follow: SseFollowOptions;
+}
+
+/** The `/v1` API, one entry per method and path; bodies are validated with protocol's schemas. */
+export function apiRoutes({
+  journal,
+  sessions,
+  coordinator,
+  secrets,
+  uiAuth,
+  status,
+  follow,
+}: RouteDeps): Route[] {
+  const requireSession = (id: string) => {
+    const session = journal.getSession(id);
+    if (!session) throw new ApiError("not_found", `session ${id} does not exist`);
+    return session;
+  };
+  const requireTurn = (id: string) => {
+    const turn = journal.getTurn(id);
+    if (!turn) throw new ApiError("not_found", `turn ${id} does not exist`);
+    return turn;
+  };
+
+  return [
+    { method: "GET", pattern: /^\/v1\/status$/, handler: async (_q, r) => send(r, 200, status()) },
+    {
+      method: "POST",
+      pattern: /^\/v1\/ui\/login-codes$/,
+      tokenOnly: true,
+      handler: async (_q, r) => send(r, 201, uiAuth.mintLoginCode()),
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/overview$/,
+      handler: async (_q, r) => {
+        const overview: FlootOverview = {
+          status: status(),
+          sessions: journal.listSessions().map((record) => {
+            const currentTurn = journal.getCurrentTurn(record.id);
+            return { session: sessions.present(record), ...(currentTurn && { currentTurn }) };
+          }),
+          secretRequests: journal.listOpenSecretRequests(),
+        };
+        send(r, 200, overview);
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions$/,
+      handler: async (_q, r) =>
+        send(r, 200, { sessions: journal.listSessions().map((record) => sessions.present(record)) }),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/sessions$/,
+      handler: async (q, r) => {
+        const { backend, ...options } = await readBody(q, CreateSessionRequest);
+        const record = journal.createSession({ backend });
+        await sessions.save(record.id, options);
+        send(r, 201, sessions.present(record));
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions\/([^/]+)$/,
+      handler: async (_q, r, [id]) => send(r, 200, sessions.present(requireSession(id!))),
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
+      handler: async (_q, r, [id]) => send(r, 200, { turns: journal.listTurns(requireSession(id!).id) }),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
+      handler: async (q, r, [id]) => {
+        const input = await readBody(q, SendTurnRequest);
+        const turn = journal.submitTurn(requireSession(id!).id, input);
+        coordinator.kick(turn.sessionId);
+        send(r, 202, journal.getTurn(turn.id));
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions\/([^/]+)\/current-turn$/,
+      handler: async (_q, r, [id]) => {
+        const turn = journal.getCurrentTurn(requireSession(id!).id);
+        if (!turn) throw new ApiError("not_found", `session ${id} has no turn yet`);
+        send(r, 200, turn);
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/turns\/([^/]+)$/,
+      handler: async (_q, r, [id]) => send(r, 200, requireTurn(id!)),
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/turns\/([^/]+)\/events$/,
+      handler: async (q, r, [id]) => {
+        const turn = requireTurn(id!);
+        const from = indexParam(q, "from") ?? 0;
+        const events = journal.readEvents(turn.id, from);
+        const page: FlootEventPage = { events, nextIndex: events.at(-1) ? events.at(-1)!.index + 1 : from };
+        send(r, 200, page);
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/turns\/([^/]+)\/follow$/,
+      handler: async (q, r, [id]) => followOverSse(q, r, requireTurn(id!), follow),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/turns\/([^/]+)\/cancel$/,
+      handler: async (_q, r, [id]) => send(r, 200, await coordinator.cancel(requireTurn(id!).id)),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/turns\/([^/]+)\/retry$/,
+      handler: async (_q, r, [id]) => {
+        const retry = journal.retryTurn(requireTurn(id!).id);
+        coordinator.kick(retry.sessionId);
+        send(r, 202, journal.getTurn(retry.id));
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/secret-requests$/,
+      handler: async (_q, r) => send(r, 200, { requests: journal.listOpenSecretRequests() }),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/secret-requests\/([^/]+)\/submit$/,
+      handler: async (q, r, [id]) => {
+        const { value } = await readBody(q, SubmitSecretRequest);
+        send(r, 200, secrets.submit(id!, value));
+      },
+    },
+  ];
+}

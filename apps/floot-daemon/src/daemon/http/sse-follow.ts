@@ -1,0 +1,56 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { TurnRecord } from "@bridgeworks/protocol";
+import { followTurn, type TurnJournal } from "@bridgeworks/turn-journal";
+import { indexParam, parseIndex } from "./body.js";
+
+export interface SseFollowOptions {
+  journal: TurnJournal;
+  heartbeatMs: number;
+  /** Streams still open, so a closing server can end them. */
+  openStreams: Set<ServerResponse>;
+}
+
+/**
+ * `GET /v1/turns/:id/follow`: Server-Sent Events, `id:` the event index, replayed from `?from=` or
+ * `Last-Event-ID` + 1, then tailed live; the stream ends after the terminal event.
+ */
+export function followOverSse(
+  request: IncomingMessage,
+  response: ServerResponse,
+  turn: TurnRecord,
+  { journal, heartbeatMs, openStreams }: SseFollowOptions,
+): void {
+  const lastEventId = request.headers["last-event-id"];
+  let from = indexParam(request, "from") ?? 0;
+  if (typeof lastEventId === "string" && lastEventId !== "") {
+    from = parseIndex(lastEventId, "Last-Event-ID", "must be an event index") + 1;
+  }
+  response.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-store",
+    connection: "keep-alive",
+    "x-content-type-options": "nosniff",
+  });
+  response.flushHeaders();
+  openStreams.add(response);
+  const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    openStreams.delete(response);
+    handle?.close();
+    response.end();
+  };
+  const handle = followTurn(journal, turn.id, from, (events) => {
+    let chunk = "";
+    for (const envelope of events) {
+      chunk += `id: ${envelope.index}\nevent: turn-event\ndata: ${JSON.stringify(envelope)}\n\n`;
+    }
+    response.write(chunk);
+    if (events.at(-1)?.event.type === "terminal") queueMicrotask(end);
+  });
+  if (handle.closed) end();
+  request.on("close", end);
+}
