@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { describeError } from "@bridgeworks/runtime";
 import type { Command, CommandGroup, CommandNode, OptionSpecs, PositionalSpec } from "./command.js";
 import { UsageError } from "./usage-error.js";
 
@@ -123,7 +124,7 @@ function parseArgsConfig(options: OptionSpecs) {
 
 function describeParseFailure(error: unknown, where: string): unknown {
   const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeError(error);
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     const option = /'(-[^']*)'/.exec(message)?.[1] ?? "option";
     return new UsageError(option, `is not an option of ${where}`);
