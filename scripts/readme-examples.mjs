@@ -53,7 +53,9 @@ export function regionOf(text, name) {
   const body = lines.slice(start + 1, end);
   while (body.length > 0 && body[0].trim() === "") body.shift();
   while (body.length > 0 && body.at(-1).trim() === "") body.pop();
-  const indent = Math.min(...body.filter((line) => line.trim() !== "").map((line) => /^ */.exec(line)[0].length));
+  const indent = Math.min(
+    ...body.filter((line) => line.trim() !== "").map((line) => /^ */.exec(line)[0].length),
+  );
   return body.map((line) => line.slice(Number.isFinite(indent) ? indent : 0)).join("\n");
 }
 
@@ -78,7 +80,9 @@ export function readmeExampleProblems(root, { write = false } = {}) {
     for (const block of typescriptBlocks(markdown).reverse()) {
       const where = `${readme}:${block.line}`;
       if (!block.source) {
-        problems.push(`${where}: a \`\`\`ts block needs source="<examples file>#<region>" (a type-checked *.examples.ts)`);
+        problems.push(
+          `${where}: a \`\`\`ts block needs source="<examples file>#<region>" (a type-checked *.examples.ts)`,
+        );
         continue;
       }
       const file = resolve(dirname(path), block.source.file);
@@ -99,7 +103,9 @@ export function readmeExampleProblems(root, { write = false } = {}) {
           lines.splice(block.bodyStart, block.bodyEnd - block.bodyStart, ...region.split("\n"));
           markdown = lines.join("\n");
         } else {
-          problems.push(`${where}: differs from ${block.source.file}#${block.source.region} (run node scripts/readme-examples.mjs --write)`);
+          problems.push(
+            `${where}: differs from ${block.source.file}#${block.source.region} (run node scripts/readme-examples.mjs --write)`,
+          );
         }
       }
     }
