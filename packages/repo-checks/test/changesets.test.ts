@@ -3,7 +3,7 @@
 // app that carries it on its old version. `.changeset/config.json` keeps every public package in one
 // `fixed` group (the libraries every app bundles overlap, protocol above all, and fixed groups cannot).
 // Checked with changesets' own release planning, on a copy of the workspace's manifests.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import getReleasePlan from "@changesets/get-release-plan";
@@ -93,6 +93,16 @@ describe(".changeset/config.json", () => {
     const names = plan.releases.filter((each) => each.type !== "none").map((each) => each.name);
     expect(names).toContain("@bridgeworks/protocol");
     expect(names).not.toContain("@bridgeworks/bee-bridge");
+  });
+
+  test("every changeset of the repository parses (a markdown formatter once turned a frontmatter into a heading)", async () => {
+    const files = readdirSync(join(repoRoot, ".changeset")).filter(
+      (name) => name.endsWith(".md") && name !== "README.md",
+    );
+    const plan = await getReleasePlan(repoRoot);
+    expect(plan.changesets.map((changeset) => `${changeset.id}.md`).sort()).toEqual(files.sort());
+    for (const changeset of plan.changesets)
+      expect(changeset.releases.length, changeset.id).toBeGreaterThan(0);
   });
 
   test("the fixed group names every public package and nothing private", () => {
