@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { commandPaths, rootOf, synopsis } from "@bridgeworks/cli";
+import { commandPaths, rootOf } from "@bridgeworks/cli";
+import { describeCommandTable } from "@bridgeworks/cli/testing";
 import { describe, expect, test } from "vitest";
 import type { BeeContext } from "../src/cli/context.js";
 import { beeProgram, runBee } from "../src/cli/program.js";
@@ -13,8 +14,6 @@ const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.
 };
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const commands = commandPaths(rootOf(beeProgram).commands);
-const paths = commands.map(({ path }) => path.join(" "));
-const withPositionals = commands.filter(({ command }) => command.positionals.some((each) => !each.optional));
 
 /** In-process, with a board that cannot open (a path under a file): anything that reaches the board fails with exit 1, not 2. */
 async function bee(...argv: string[]) {
@@ -68,40 +67,7 @@ describe("the built bee", () => {
   });
 });
 
-describe("every command of the table", () => {
-  test.each(paths)("bee %s --help: its synopsis with every option, on stdout, exit 0", async (path) => {
-    const { command } = commands.find((each) => each.path.join(" ") === path)!;
-    const result = await bee(...path.split(" "), "--help");
-    expect(result).toMatchObject({ code: 0, stderr: "" });
-    expect(result.stdout).toContain(`usage: ${synopsis("bee", path.split(" "), command)}\n`);
-  });
-
-  test.each(paths)(
-    "bee %s --bogus: exit 2, one line naming --bogus, before any board is opened",
-    async (path) => {
-      const result = await bee(...path.split(" "), "--bogus");
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe("");
-      expect(result.stderr).toMatch(/^[^\n]*--bogus: is not an option of [^\n]*\n$/);
-    },
-  );
-
-  test.each(withPositionals.map(({ path }) => path.join(" ")))(
-    "bee %s without its positional: exit 2, one line naming it",
-    async (path) => {
-      const { command } = commands.find((each) => each.path.join(" ") === path)!;
-      const first = command.positionals[0]!;
-      const result = await bee(...path.split(" "));
-      expect(result.code).toBe(2);
-      expect(result.stderr).toBe(`bee ${path}: <${first.name}>: is required (see 'bee ${path} --help')\n`);
-    },
-  );
-
-  test.each(paths)("bee %s is listed in the README with every flag", (path) => {
-    const { command } = commands.find((each) => each.path.join(" ") === path)!;
-    expect(readme).toContain(synopsis("bee", path.split(" "), command));
-  });
-});
+describeCommandTable({ program: beeProgram, run: (argv) => bee(...argv), readme });
 
 describe("usage before the board", () => {
   test.each([

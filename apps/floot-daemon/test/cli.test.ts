@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import { commandPaths, rootOf, synopsis } from "@bridgeworks/cli";
+import { describeCommandTable } from "@bridgeworks/cli/testing";
 import { silentLogger } from "@bridgeworks/runtime";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { FlootContext } from "../src/cli/context.js";
@@ -20,8 +21,6 @@ const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.
 };
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const commands = commandPaths(rootOf(flootProgram).commands);
-const paths = commands.map(({ path }) => path.join(" "));
-const withPositionals = commands.filter(({ command }) => command.positionals.some((each) => !each.optional));
 
 let root: string;
 /** A state dir no daemon runs on: anything that looks the daemon up fails with exit 1, not 2. */
@@ -95,41 +94,7 @@ describe("the built floot", () => {
   });
 });
 
-describe("every command of the table", () => {
-  test.each(paths)("floot %s --help: its synopsis with every option, on stdout, exit 0", async (path) => {
-    const { command } = commands.find((each) => each.path.join(" ") === path)!;
-    const result = await floot(...path.split(" "), "--help");
-    expect(result).toMatchObject({ code: 0, stderr: "" });
-    expect(result.stdout).toContain(`usage: ${synopsis("floot", path.split(" "), command)}\n`);
-  });
-
-  test.each(paths)(
-    "floot %s --bogus: exit 2, one line naming --bogus, before any daemon lookup",
-    async (path) => {
-      const result = await floot(...path.split(" "), "--bogus");
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe("");
-      expect(result.stderr).toMatch(/^[^\n]*--bogus: is not an option of [^\n]*\n$/);
-    },
-  );
-
-  test.each(withPositionals.map(({ path }) => path.join(" ")))(
-    "floot %s without its positional: exit 2, one line naming it",
-    async (path) => {
-      const { command } = commands.find((each) => each.path.join(" ") === path)!;
-      const result = await floot(...path.split(" "));
-      expect(result.code).toBe(2);
-      expect(result.stderr).toBe(
-        `floot ${path}: <${command.positionals[0]!.name}>: is required (see 'floot ${path} --help')\n`,
-      );
-    },
-  );
-
-  test.each(paths)("floot %s is listed in the README with every flag", (path) => {
-    const { command } = commands.find((each) => each.path.join(" ") === path)!;
-    expect(readme).toContain(synopsis("floot", path.split(" "), command));
-  });
-});
+describeCommandTable({ program: flootProgram, run: (argv) => floot(...argv), readme });
 
 describe("usage before the daemon", () => {
   test.each([

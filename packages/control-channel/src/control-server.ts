@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ControlToken, RetireOutcome, retireOutcomeHttpStatus } from "@bridgeworks/protocol";
-import { describeError } from "@bridgeworks/runtime";
+import { describeError, sendJson } from "@bridgeworks/runtime";
 import { tokensEqual } from "./token.js";
 
 export const controlHost = "127.0.0.1";
@@ -244,15 +244,6 @@ function reply(
   headers: Record<string, string> = {},
 ): void {
   if (response.headersSent || response.destroyed) return;
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    ...headers,
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    // One request per connection: the hook sends one, and close() has nothing idle to wait for.
-    connection: "close",
-  });
-  response.end(text);
+  // One request per connection: the hook sends one, and close() has nothing idle to wait for.
+  sendJson(response, status, body, { ...headers, connection: "close" });
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sendJson } from "@bridgeworks/runtime";
 import { anthropicErrorBody, anthropicEventStream, anthropicMessage } from "./anthropic.js";
 import { openaiErrorBody, openaiEventStream, openaiResponse } from "./openai.js";
 import { type IdGenerator, planAnswer, toolCallsOf } from "./plan.js";
@@ -9,7 +10,7 @@ import { RequestLog, type WaitOptions } from "./request-log.js";
 import { estimateTokens } from "./request-view.js";
 import { type ApiName, parseScript, type ScriptError, type ScriptInput } from "./script.js";
 import { createStepSelector } from "./step-selector.js";
-import { pausesOf, playEventStream, playJsonAnswer, sendJson } from "./wire.js";
+import { pausesOf, playEventStream, playJsonAnswer } from "./wire.js";
 
 export interface ModelDoubleOptions {
   /** Default 0 (any free port). */

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { sendJson } from "@bridgeworks/runtime";
 import type { PlanItem, PlannedPause } from "./plan.js";
 
 /** One step of what goes over the wire: an SSE event, or a pause scripted between events. */
@@ -86,19 +87,4 @@ export async function playJsonAnswer(
 ): Promise<void> {
   const completed = await playSteps(pauses, response, signal, async () => {});
   if (completed) sendJson(response, 200, body);
-}
-
-export function sendJson(
-  response: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-    ...headers,
-  });
-  response.end(text);
 }

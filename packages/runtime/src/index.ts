@@ -1,4 +1,5 @@
 export { describeError, toError } from "./describe-error.js";
+export { sendJson } from "./json-response.js";
 export {
   createLogger,
   type LogFields,

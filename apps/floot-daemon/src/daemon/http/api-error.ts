@@ -1,9 +1,8 @@
 import type { ServerResponse } from "node:http";
 import type { FlootApiError, FlootApiErrorCode } from "@bridgeworks/protocol";
-import { describeError, type Logger } from "@bridgeworks/runtime";
+import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import { JournalError, type JournalErrorCode } from "@bridgeworks/turn-journal";
 import { SecretBrokerError, type SecretBrokerErrorCode } from "../secret-broker.js";
-import { sendJson } from "./respond.js";
 
 /** Every code an answer of the API can carry: protocol's own, and the journal's and broker's refusals. */
 export type ApiErrorCode = FlootApiErrorCode | JournalErrorCode | SecretBrokerErrorCode;

@@ -7,6 +7,7 @@ import {
   SendTurnRequest,
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
+import { sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
@@ -14,7 +15,6 @@ import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError } from "./api-error.js";
 import { indexParam, readBody } from "./body.js";
-import { sendJson as send } from "./respond.js";
 import { followOverSse, type SseFollowOptions } from "./sse-follow.js";
 
 export type Method = "GET" | "POST";
