@@ -21,6 +21,8 @@ function terminal() {
 async function typeKeys(keys: string[]) {
   const { stdin, stderr, shown } = terminal();
   const answer = readSecret(stdin, stderr);
+  // The answer may settle (Ctrl-C rejects) while keys are still being typed; the test awaits it after.
+  answer.catch(() => {});
   for (const key of keys) {
     stdin.write(key);
     await new Promise((resolve) => setImmediate(resolve));
