@@ -11,8 +11,8 @@
 //    importable (no exports/main: a bin-only app) skips attw, which would only say "no types".
 // 3. Install smoke test: the tarballs of the apps (packages with bin or pi.extensions) and of the
 //    workspace packages they depend on are `npm install`ed into an empty folder; every bin answers
-//    --help, `bee` posts to and lists a temp board, `floot daemon` starts on a temp state dir and
-//    answers the CLI, and the pinned Pi (test-harness's) loads each Pi package with `pi -e` and lists
+//    --help, and --version with the manifest's version; `bee` posts to and lists a temp board,
+//    `floot daemon` starts on a temp state dir and answers the CLI, and the pinned Pi (test-harness's) loads each Pi package with `pi -e` and lists
 //    its models. better-sqlite3's addon comes from the workspace's own build as a local prebuild
 //    (same version and Node ABI, else npm compiles it); --compile always builds it from source.
 // Everything started is killed by pid and the temp dir removed (--keep leaves it).
@@ -653,10 +653,13 @@ async function installSmoke(results, work, { compile }) {
       const t1 = performance.now();
       const bin = join(install, "node_modules/.bin", command);
       const help = await run(bin, ["--help"], { env: runEnv, cwd: tmp, timeoutMs: 30_000 });
+      const version = await run(bin, ["--version"], { env: runEnv, cwd: tmp, timeoutMs: 30_000 });
       const problem =
         help.status !== 0 || !/usage/i.test(help.output)
           ? `${command} --help failed (${help.status}):\n${indent(help.output)}`
-          : await commandChecks[command]?.({ bin, env: runEnv, tmp });
+          : version.status !== 0 || version.stdout.trim() !== app.manifest.version
+            ? `${command} --version does not print ${app.manifest.version} (${version.status}):\n${indent(version.output)}`
+            : await commandChecks[command]?.({ bin, env: runEnv, tmp });
       if (problem) problems.push(`${app.name}: ${problem}`);
       console.log(`  ${problem ? "FAIL" : "ok  "} ${command} (installed from the tarball) ${seconds(t1)}`);
     }
