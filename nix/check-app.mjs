@@ -58,8 +58,9 @@ function checkVersion(app, out, version) {
   return `${app.mainProgram} --version: ${result.stdout.trim()}`;
 }
 
-function providerRows(stdout, provider) {
-  return stdout.split("\n").filter((line) => line.split(/\s+/)[0] === provider);
+/** The model table rows of a provider (Pi 0.73 prints the table on stderr, so both streams count). */
+function providerRows({ stdout, stderr }, provider) {
+  return `${stdout}\n${stderr}`.split("\n").filter((line) => line.trim().split(/\s+/)[0] === provider);
 }
 
 function checkPiPackage(app, libDir, workspaceRoot) {
@@ -74,11 +75,11 @@ function checkPiPackage(app, libDir, workspaceRoot) {
     const list = (extra) =>
       run(process.execPath, [cli, "--no-extensions", ...extra, "--list-models", app.piProvider]);
     const without = list([]);
-    if (providerRows(without.stdout, app.piProvider).length > 0) {
+    if (providerRows(without, app.piProvider).length > 0) {
       fail(`${host} ${manifest.version} lists provider ${app.piProvider} without the package: the check cannot tell`);
     }
     const withPackage = list(["-e", libDir]);
-    const rows = providerRows(withPackage.stdout, app.piProvider);
+    const rows = providerRows(withPackage, app.piProvider);
     if (withPackage.status !== 0 || rows.length === 0) {
       fail(
         `${host} ${manifest.version} did not load ${libDir} (provider ${app.piProvider} has no models; exit ${withPackage.status}):\n` +
