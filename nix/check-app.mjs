@@ -53,7 +53,9 @@ function checkVersion(app, out, version) {
     fail(`${app.mainProgram} --version exited ${result.status}: ${result.stderr.trim()}`);
   }
   if (!result.stdout.includes(version)) {
-    fail(`${app.mainProgram} --version printed ${JSON.stringify(result.stdout.trim())}, not the version ${version}`);
+    fail(
+      `${app.mainProgram} --version printed ${JSON.stringify(result.stdout.trim())}, not the version ${version}`,
+    );
   }
   return `${app.mainProgram} --version: ${result.stdout.trim()}`;
 }
@@ -76,7 +78,9 @@ function checkPiPackage(app, libDir, workspaceRoot) {
       run(process.execPath, [cli, "--no-extensions", ...extra, "--list-models", app.piProvider]);
     const without = list([]);
     if (providerRows(without, app.piProvider).length > 0) {
-      fail(`${host} ${manifest.version} lists provider ${app.piProvider} without the package: the check cannot tell`);
+      fail(
+        `${host} ${manifest.version} lists provider ${app.piProvider} without the package: the check cannot tell`,
+      );
     }
     const withPackage = list(["-e", libDir]);
     const rows = providerRows(withPackage, app.piProvider);
@@ -105,7 +109,8 @@ function checkNativeExecutables(app, libDir) {
   const lines = [];
   for (const name of app.nativeExecutables ?? []) {
     const files = findFiles(join(libDir, "node_modules"), name).filter((path) => statSync(path).mode & 0o111);
-    if (files.length === 0) fail(`no executable named ${name} under ${libDir}/node_modules (apps.json nativeExecutables)`);
+    if (files.length === 0)
+      fail(`no executable named ${name} under ${libDir}/node_modules (apps.json nativeExecutables)`);
     for (const file of files) {
       const result = run(file, ["--version"]);
       if (result.status !== 0) {
@@ -132,7 +137,8 @@ function checkApp({ appsJson, name, out, workspaceRoot }) {
 const [appsJson, name, out, workspaceRoot] = process.argv.slice(2);
 try {
   if (!appsJson || !name || !out) fail("usage: check-app.mjs <apps.json> <app> <out> [<workspace root>]");
-  for (const line of checkApp({ appsJson, name, out, workspaceRoot })) console.log(`check-app: ${name}: ${line}`);
+  for (const line of checkApp({ appsJson, name, out, workspaceRoot }))
+    console.log(`check-app: ${name}: ${line}`);
 } catch (error) {
   if (!(error instanceof CheckError)) throw error;
   console.error(`check-app: ${name ?? ""}: ${error.message}`);

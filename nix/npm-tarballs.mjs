@@ -19,6 +19,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual } from "node:util";
 
 export class LockfileError extends Error {}
 
@@ -130,7 +131,7 @@ function parseFlow(text, where) {
 /** Parses one document's lines (with their line numbers) into plain objects. */
 function parseBlock(lines, start, indent, source) {
   const first = lines[start];
-  if (first && first.text.slice(first.indent).startsWith("- ")) {
+  if (first?.text.slice(first.indent).startsWith("- ")) {
     const list = [];
     let i = start;
     while (i < lines.length && lines[i].indent === indent) {
@@ -291,13 +292,16 @@ function tarballEntry(doc, key, where) {
  */
 export function npmTarballs({ lockfileText, importerNames, installExclude }) {
   const documents = parseLockfile(lockfileText);
-  const main = documents.find((doc) => doc.importers && doc.snapshots && !doc.importers["."]?.packageManagerDependencies);
+  const main = documents.find(
+    (doc) => doc.importers && doc.snapshots && !doc.importers["."]?.packageManagerDependencies,
+  );
   const env = documents.find((doc) => doc.importers?.["."]?.packageManagerDependencies);
   if (!main) fail("pnpm-lock.yaml: no document with the workspace's importers");
   if (!env) fail("pnpm-lock.yaml: no packageManagerDependencies document (is it written by pnpm 12?)");
 
   for (const name of installExclude) {
-    if (!Object.values(importerNames).includes(name)) fail(`installExclude names ${name}, which is not a workspace project`);
+    if (!Object.values(importerNames).includes(name))
+      fail(`installExclude names ${name}, which is not a workspace project`);
   }
   const importers = Object.keys(main.importers).filter((path) => {
     const name = importerNames[path];
@@ -314,7 +318,9 @@ export function npmTarballs({ lockfileText, importerNames, installExclude }) {
   const pnpmVersion = String(pnpmEntry.version).split("(")[0];
   const pnpmRoot = snapshotKeyOf("pnpm", String(pnpmEntry.version));
 
+  /** @type {Record<string, { path: string, hash: string }>} */
   const tarballs = {};
+  /** @type {Record<string, string[]>} */
   const admitted = Object.fromEntries(Object.keys(systems).map((system) => [system, []]));
   const add = (doc, key, where) => {
     const { pkg, hash } = tarballEntry(doc, key, where);
@@ -332,12 +338,15 @@ export function npmTarballs({ lockfileText, importerNames, installExclude }) {
   // The pnpm that wrote the lockfile: its wrapper package (node-gyp, which pnpm runs for native
   // addons) and the one native binary package that fits each system.
   add(env, packageKey(pnpmRoot), "packageManagerDependencies");
+  /** @type {Record<string, string>} */
   const exe = {};
   for (const [system, platform] of Object.entries(systems)) {
     const keys = [...closure(env, [pnpmRoot], `packageManagerDependencies (${system})`, platform)];
     const binaries = keys.filter((key) => key !== packageKey(pnpmRoot));
     if (binaries.length !== 1) {
-      fail(`pnpm ${pnpmVersion} for ${system}: expected one binary package, found ${binaries.join(", ") || "none"}`);
+      fail(
+        `pnpm ${pnpmVersion} for ${system}: expected one binary package, found ${binaries.join(", ") || "none"}`,
+      );
     }
     exe[system] = binaries[0];
     add(env, binaries[0], "packageManagerDependencies");
@@ -357,7 +366,9 @@ export function npmTarballs({ lockfileText, importerNames, installExclude }) {
 
 export function readImporterNames(root, lockfileText) {
   const documents = parseLockfile(lockfileText);
-  const main = documents.find((doc) => doc.importers && doc.snapshots && !doc.importers["."]?.packageManagerDependencies);
+  const main = documents.find(
+    (doc) => doc.importers && doc.snapshots && !doc.importers["."]?.packageManagerDependencies,
+  );
   if (!main) fail("pnpm-lock.yaml: no document with the workspace's importers");
   const names = {};
   for (const path of Object.keys(main.importers)) {
@@ -395,8 +406,12 @@ function main(argv) {
     console.log(`npm-tarballs: wrote ${target}`);
     return 0;
   }
-  const actual = existsSync(target) ? readFileSync(target, "utf8") : "";
-  if (actual === expected) return 0;
+  // Compared as data: a formatter may lay the file out differently.
+  let actual = null;
+  try {
+    actual = JSON.parse(readFileSync(target, "utf8"));
+  } catch {}
+  if (isDeepStrictEqual(actual, JSON.parse(expected))) return 0;
   console.error(
     "npm-tarballs: nix/npm-tarballs.json does not describe pnpm-lock.yaml (or nix/sandbox.json installExclude).\n" +
       "  Regenerate it (no Nix needed): node nix/npm-tarballs.mjs",

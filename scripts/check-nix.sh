@@ -79,14 +79,9 @@ untracked=$(git ls-files --others --exclude-standard -- flake.nix flake.lock nix
 [[ -n $(git ls-files -- flake.lock) ]] || die "flake.lock is not tracked"
 step "flake files are tracked"
 
-parse_failures=0
-while IFS= read -r -d '' file; do
-  if ! nix-instantiate --parse "$file" >/dev/null; then
-    echo "check-nix: $file does not parse" >&2
-    parse_failures=$((parse_failures + 1))
-  fi
-done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
-((parse_failures == 0)) || die "$parse_failures .nix file(s) do not parse"
+mapfile -d '' nix_files < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
+# One nix-instantiate for all of them; its error names the file and line.
+nix-instantiate --parse "${nix_files[@]}" >/dev/null || die "a .nix file does not parse (see above)"
 step "every .nix file parses"
 
 stand_in=(--offline --no-write-lock-file --override-input nixpkgs path:./nix/ci/stub-nixpkgs)

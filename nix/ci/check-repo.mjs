@@ -57,7 +57,8 @@ function checkSandbox() {
   const projects = vitestProjects();
   const exclude = new Set(sandbox.unitTests?.exclude ?? []);
   for (const path of exclude) {
-    if (!existsSync(join(root, path))) problems.push(`nix/sandbox.json excludes ${path}, which does not exist`);
+    if (!existsSync(join(root, path)))
+      problems.push(`nix/sandbox.json excludes ${path}, which does not exist`);
   }
   for (const name of sandbox.unitTests?.projects ?? []) {
     const project = projects.get(name);
@@ -66,20 +67,27 @@ function checkSandbox() {
       continue;
     }
     if (project.isApp) {
-      problems.push(`nix/sandbox.json runs ${name}: an app's suite runs the real clients, PostgreSQL, tmux or Chromium (npm test runs it)`);
+      problems.push(
+        `nix/sandbox.json runs ${name}: an app's suite runs the real clients, PostgreSQL, tmux or Chromium (npm test runs it)`,
+      );
     }
     if (/globalSetup/.test(read(project.config))) {
-      problems.push(`nix/sandbox.json runs ${name}, whose ${project.config} has a globalSetup (it starts PostgreSQL, builds bundles or fetches Node 24)`);
+      problems.push(
+        `nix/sandbox.json runs ${name}, whose ${project.config} has a globalSetup (it starts PostgreSQL, builds bundles or fetches Node 24)`,
+      );
     }
     for (const file of testFiles(join(root, project.dir))) {
       const path = relative(root, file);
       if (exclude.has(path)) continue;
       const text = readFileSync(file, "utf8");
       const imported = externalImport.exec(text);
-      if (imported) problems.push(`${path} (sandbox unit tests) imports ${imported[1]}: exclude it in nix/sandbox.json`);
+      if (imported)
+        problems.push(`${path} (sandbox unit tests) imports ${imported[1]}: exclude it in nix/sandbox.json`);
       const started = externalProgram.exec(text);
-      if (started) problems.push(`${path} (sandbox unit tests) starts ${started[1]}: exclude it in nix/sandbox.json`);
-      if (/["'`][^"'`]*\bscripts\//.test(text)) problems.push(`${path} (sandbox unit tests) uses scripts/, which is not in the Nix source`);
+      if (started)
+        problems.push(`${path} (sandbox unit tests) starts ${started[1]}: exclude it in nix/sandbox.json`);
+      if (/["'`][^"'`]*\bscripts\//.test(text))
+        problems.push(`${path} (sandbox unit tests) uses scripts/, which is not in the Nix source`);
     }
   }
 }
@@ -94,10 +102,13 @@ function checkSystems() {
   );
   const readme = sorted(read("README.md").match(systemPattern) ?? []);
   if (flake.join() !== workflow.join()) {
-    problems.push(`the flake builds ${flake.join(", ")}, .github/workflows/nix.yml builds ${workflow.join(", ") || "nothing"}: every system the flake offers must be built and cached`);
+    problems.push(
+      `the flake builds ${flake.join(", ")}, .github/workflows/nix.yml builds ${workflow.join(", ") || "nothing"}: every system the flake offers must be built and cached`,
+    );
   }
   for (const system of readme) {
-    if (!workflow.includes(system)) problems.push(`README.md advertises ${system}, which .github/workflows/nix.yml never builds`);
+    if (!workflow.includes(system))
+      problems.push(`README.md advertises ${system}, which .github/workflows/nix.yml never builds`);
   }
   for (const system of flake) {
     if (!readme.includes(system)) problems.push(`README.md does not say the flake builds ${system}`);
@@ -107,12 +118,16 @@ function checkSystems() {
 function checkCache() {
   const workflow = read(".github/workflows/nix.yml");
   const names = sorted(
-    [...workflow.matchAll(/uses:\s*cachix\/cachix-action@\S+\s*\n\s*with:\s*\n(?:[ \t]+[\w-]+:.*\n)*?[ \t]+name:\s*([\w-]+)/g)].map(
-      (m) => m[1],
-    ),
+    [
+      ...workflow.matchAll(
+        /uses:\s*cachix\/cachix-action@\S+\s*\n\s*with:\s*\n(?:[ \t]+[\w-]+:.*\n)*?[ \t]+name:\s*([\w-]+)/g,
+      ),
+    ].map((m) => m[1]),
   );
   if (names.length !== 1) {
-    problems.push(`.github/workflows/nix.yml: expected one Cachix cache name in its cachix-action steps, found ${names.join(", ") || "none"}`);
+    problems.push(
+      `.github/workflows/nix.yml: expected one Cachix cache name in its cachix-action steps, found ${names.join(", ") || "none"}`,
+    );
     return;
   }
   const [cache] = names;
@@ -123,24 +138,34 @@ function checkCache() {
     config = null;
   }
   if (!config || typeof config !== "object") {
-    problems.push(`flake.nix has no nixConfig: users get no binary cache (extra-substituters https://${cache}.cachix.org and its key)`);
+    problems.push(
+      `flake.nix has no nixConfig: users get no binary cache (extra-substituters https://${cache}.cachix.org and its key)`,
+    );
     return;
   }
   const substituters = [...(config["extra-substituters"] ?? []), ...(config.substituters ?? [])];
   const keys = [...(config["extra-trusted-public-keys"] ?? []), ...(config["trusted-public-keys"] ?? [])];
   const url = `https://${cache}.cachix.org`;
   if (!substituters.includes(url)) {
-    problems.push(`flake.nix nixConfig extra-substituters does not include ${url}, the cache .github/workflows/nix.yml pushes to`);
+    problems.push(
+      `flake.nix nixConfig extra-substituters does not include ${url}, the cache .github/workflows/nix.yml pushes to`,
+    );
   }
   const key = keys.find((k) => k.startsWith(`${cache}.cachix.org-1:`));
   if (!key) {
-    problems.push(`flake.nix nixConfig extra-trusted-public-keys has no key for ${cache}.cachix.org (${cache}.cachix.org-1:<base64>)`);
-  } else if (Buffer.from(key.split(":")[1] ?? "", "base64").length !== 32 || !/^[A-Za-z0-9+/]{43}=$/.test(key.split(":")[1])) {
+    problems.push(
+      `flake.nix nixConfig extra-trusted-public-keys has no key for ${cache}.cachix.org (${cache}.cachix.org-1:<base64>)`,
+    );
+  } else if (
+    Buffer.from(key.split(":")[1] ?? "", "base64").length !== 32 ||
+    !/^[A-Za-z0-9+/]{43}=$/.test(key.split(":")[1])
+  ) {
     problems.push(`flake.nix nixConfig key ${key} is not an ed25519 public key (32 bytes, base64)`);
   }
   const readme = read("README.md");
   if (!readme.includes(url)) problems.push(`README.md does not show the substituter ${url}`);
-  if (key && !readme.includes(key)) problems.push(`README.md does not show the key flake.nix trusts (${key})`);
+  if (key && !readme.includes(key))
+    problems.push(`README.md does not show the key flake.nix trusts (${key})`);
 }
 
 checkSandbox();

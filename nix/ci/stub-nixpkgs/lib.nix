@@ -122,6 +122,10 @@ in
 {
   inherit escapeShellArg types mkOption;
 
+  # Not used by the flake: modelled so the module check can show why shell quoting is refused for
+  # systemd's ExecStart= (lib/strings.nix: the arguments, each escapeShellArg'd, space-separated).
+  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
+
   genAttrs =
     names: f:
     listToAttrs (

@@ -25,14 +25,8 @@ let
   isDerivation = v: isAttrs v && (v.type or null) == "derivation";
   listed = "nix/ci/NIXPKGS.md";
 
-  # Names nixpkgs has (or had, or will have) that this flake must not use, with the reason
-  # (see nix/ci/NIXPKGS.md, "Refused").
-  refused = {
-    pnpm_12 = "pnpm_12 is not in the locked nixpkgs (83199d0, 2026-08-28): nixpkgs PR #547612 added it in September 2026. The flake runs the pnpm that wrote pnpm-lock.yaml, from the lockfile (nix/workspace.nix).";
-    pnpm = "the floating pnpm moves between majors; the flake runs the pnpm that wrote pnpm-lock.yaml, from the lockfile.";
-    fetchPnpmDeps = "fetchPnpmDeps is not used: one aggregate hash to refresh by hand, every platform's binaries (--force), and with pnpm 12 fetcherVersion 4 runs jq over the JSONC tsconfig.json files pnpm 12 keeps in its store. The flake fetches each tarball by its lockfile integrity hash (nix/npm-tarballs.json).";
-    pnpmConfigHook = "pnpmConfigHook belongs with fetchPnpmDeps, which is not used (see fetchPnpmDeps).";
-  };
+  # Names nixpkgs has (or will have) that this flake must not use, with the reason.
+  refused = import ./refused.nix;
 
   # Names of the arguments a function asks for that neither the caller nor the list supplies.
   unmet =
@@ -76,31 +70,7 @@ let
 
   # The stdenv.mkDerivation arguments this flake uses (pkgs/stdenv/generic/make-derivation.nix
   # and setup.sh); any other name is refused, as are the attributes passAsFile names.
-  mkDerivationArgs = [
-    "pname"
-    "version"
-    "name"
-    "src"
-    "nativeBuildInputs"
-    "buildInputs"
-    "env"
-    "passAsFile"
-    "configurePhase"
-    "buildPhase"
-    "installPhase"
-    "checkPhase"
-    "installCheckPhase"
-    "doCheck"
-    "doInstallCheck"
-    "dontConfigure"
-    "dontBuild"
-    "dontStrip"
-    "dontPatchELF"
-    "dontFixup"
-    "__darwinAllowLocalNetworking"
-    "passthru"
-    "meta"
-  ];
+  mkDerivationArgs = import ./mk-derivation-args.nix;
   # Their values end up in the build's environment, so every interpolation in them is evaluated.
   scriptArgs = [
     "configurePhase"

@@ -87,6 +87,9 @@ export interface AppEntry {
   entry: string;
   externals: string[];
   hostProvided: string[];
+  nativeExecutables: string[];
+  piProvider?: string;
+  piHosts?: string[];
 }
 
 export interface AppsManifest {
