@@ -71,6 +71,8 @@ let
     buildInputs = lib.optionals isLinux [ (lib.getLib stdenv.cc.cc) ];
     dontConfigure = true;
     dontBuild = true;
+    # A prebuilt release binary: stripping it gains nothing, and on darwin breaks its signature.
+    dontStrip = true;
     installPhase = ''
       runHook preInstall
       mkdir -p "$out/lib/node_modules/pnpm" "$out/bin"
