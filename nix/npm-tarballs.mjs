@@ -380,7 +380,7 @@ export function readImporterNames(root, lockfileText) {
 }
 
 export function render(value) {
-  return `${JSON.stringify(value, null, 1)}\n`;
+  return `${JSON.stringify(value, null, 2)}\n`;
 }
 
 function main(argv) {
