@@ -111,3 +111,13 @@ export function installables(command: string): string[] {
 export function expression(body: string): string {
   return `\${{ ${body} }}`;
 }
+
+/** The lockfile with another integrity hash for zod (as after an update). */
+export function bumpZod(text: string) {
+  const next = text.replace(
+    /(\n {2}zod@4\.6\.7:\n {4}resolution: \{integrity: )sha512-[^}]+/,
+    `$1${"sha512-"}${"Z".repeat(86)}==`,
+  );
+  if (next === text) throw new Error("pnpm-lock.yaml has no zod@4.6.7 entry (the fixture is stale)");
+  return next;
+}
