@@ -5,9 +5,9 @@
   stdenv,
   mkShell,
   nodejs_22,
-  pnpm_12,
+  # The pnpm that wrote pnpm-lock.yaml, from the lockfile itself (nix/workspace.nix).
+  pnpm,
   python3,
-  node-gyp,
   git,
   ripgrep,
   procps,
@@ -15,10 +15,9 @@
 mkShell {
   packages = [
     nodejs_22
-    pnpm_12
-    # better-sqlite3's install script compiles its addon.
+    pnpm
+    # better-sqlite3's install script compiles its addon (with pnpm's own node-gyp).
     python3
-    node-gyp
     # claude and codex run git and rg; the claude-pid rule reads `ps -o comm=`.
     git
     ripgrep
@@ -33,7 +32,7 @@ mkShell {
 
   shellHook = lib.optionalString stdenv.hostPlatform.isLinux ''
     # The claude binary from npm is a dynamically linked FHS executable. On NixOS it needs nix-ld
-    # (programs.nix-ld.enable = true); the Nix build patches it with autoPatchelf instead.
+    # (programs.nix-ld.enable = true); the Nix build sets its interpreter instead.
     if [ -e /etc/NIXOS ] && [ -z "''${NIX_LD:-}" ]; then
       echo "bridgeworks: NixOS without nix-ld; the e2e tests cannot start claude (programs.nix-ld.enable = true)" >&2
     fi

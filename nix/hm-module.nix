@@ -11,6 +11,11 @@ self:
 }:
 let
   cfg = config.services.floot-daemon;
+  # home-manager has no `utils` module argument; this is the same nixpkgs file NixOS passes as one.
+  systemd = import ./systemd.nix {
+    inherit lib;
+    utils = import (pkgs.path + "/nixos/lib/utils.nix") { inherit lib config pkgs; };
+  };
   stateDir = "${config.xdg.stateHome}/floot";
   command = [
     (lib.getExe cfg.package)
@@ -34,12 +39,11 @@ let
   // cfg.environment;
 in
 {
-  options.services.floot-daemon =
-    import ./floot-service-options.nix {
-      inherit lib pkgs self;
-      what = "the Floot daemon as a user service";
-      pathDescription = "Packages put first on the daemon's PATH (claude, codex, git, ...).";
-    };
+  options.services.floot-daemon = import ./floot-service-options.nix {
+    inherit lib pkgs self;
+    what = "the Floot daemon as a user service";
+    pathDescription = "Packages put first on the daemon's PATH (claude, codex, git, ...).";
+  };
 
   config = lib.mkIf cfg.enable (
     lib.mkMerge [
@@ -49,8 +53,8 @@ in
         systemd.user.services.floot-daemon = {
           Unit.Description = "Floot daemon";
           Service = {
-            ExecStart = lib.escapeShellArgs command;
-            Environment = lib.mapAttrsToList (name: value: "${name}=${value}") environment;
+            ExecStart = systemd.execStart command;
+            Environment = systemd.environmentLines environment;
             Restart = "on-failure";
             RestartSec = 2;
             UMask = "0077";
@@ -59,6 +63,7 @@ in
         };
       })
 
+      # launchd takes the argument vector and the environment as plist values: nothing to escape.
       (lib.mkIf pkgs.stdenv.hostPlatform.isDarwin {
         launchd.agents.floot-daemon = {
           enable = true;

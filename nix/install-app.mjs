@@ -74,15 +74,25 @@ function walkFiles(dir, predicate, found = []) {
 
 const scriptFile = (path) => /\.(?:c|m)?js$/.test(path);
 
-/** A native package keeps its JS and its compiled addon; build intermediates and C sources go. */
+/**
+ * A native package keeps its JS and the addons its JS loads (build/Release/<name>.node, named in
+ * its scripts); build intermediates (obj.target/), other build products (better-sqlite3's
+ * test_extension, an SQLite extension, not a Node addon) and C sources go.
+ */
 function pruneNativePackage(dir) {
   if (!existsSync(join(dir, "binding.gyp"))) return;
   const build = join(dir, "build");
   if (existsSync(build)) {
-    const addons = walkFiles(build, (path) => path.endsWith(".node")).map((path) => [
-      path,
-      readFileSync(path),
-    ]);
+    const release = join(build, "Release");
+    const scripts = walkFiles(dir, (path) => scriptFile(path) && !path.startsWith(`${build}${sep}`))
+      .map((path) => readFileSync(path, "utf8"))
+      .join("\n");
+    const named = existsSync(release)
+      ? readdirSync(release).filter(
+          (file) => file.endsWith(".node") && scripts.includes(file.slice(0, -".node".length)),
+        )
+      : [];
+    const addons = named.map((file) => [join(release, file), readFileSync(join(release, file))]);
     rmSync(build, { recursive: true, force: true });
     for (const [path, bytes] of addons) {
       mkdirSync(dirname(path), { recursive: true });

@@ -6,10 +6,12 @@ self:
   config,
   lib,
   pkgs,
+  utils,
   ...
 }:
 let
   cfg = config.services.floot-daemon;
+  systemd = import ./systemd.nix { inherit lib utils; };
   stateDir = "/var/lib/floot-daemon";
   runtimeDir = "/run/floot-daemon";
 in
@@ -22,9 +24,12 @@ in
     }
     // {
       environmentFile = lib.mkOption {
-        type = lib.types.nullOr lib.types.path;
+        # A string naming a file outside the store: a path literal (./floot.env) would be copied
+        # into the world-readable store with the keys in it, so it is refused, as is a store path.
+        type = lib.types.nullOr lib.types.externalPath;
         default = null;
-        description = "A file of KEY=value lines (e.g. ANTHROPIC_API_KEY) read by systemd at start, outside the store.";
+        example = "/run/secrets/floot.env";
+        description = "An absolute path, as a string, outside the Nix store, to a file of KEY=value lines (e.g. ANTHROPIC_API_KEY) that systemd reads at start.";
       };
 
       user = lib.mkOption {
@@ -40,15 +45,17 @@ in
       wantedBy = [ "multi-user.target" ];
       after = [ "network.target" ];
       inherit (cfg) path;
-      environment = {
-        FLOOT_STATE_DIR = stateDir;
-        XDG_STATE_HOME = stateDir;
-        XDG_RUNTIME_DIR = runtimeDir;
-        HOME = stateDir;
-      }
-      // cfg.environment;
+      environment = systemd.environment (
+        {
+          FLOOT_STATE_DIR = stateDir;
+          XDG_STATE_HOME = stateDir;
+          XDG_RUNTIME_DIR = runtimeDir;
+          HOME = stateDir;
+        }
+        // cfg.environment
+      );
       serviceConfig = {
-        ExecStart = lib.escapeShellArgs ([ (lib.getExe cfg.package) "daemon" ] ++ cfg.extraArgs);
+        ExecStart = systemd.execStart ([ (lib.getExe cfg.package) "daemon" ] ++ cfg.extraArgs);
         StateDirectory = "floot-daemon";
         StateDirectoryMode = "0700";
         RuntimeDirectory = "floot-daemon";
@@ -62,7 +69,9 @@ in
         PrivateTmp = true;
       }
       // (if cfg.user == null then { DynamicUser = true; } else { User = cfg.user; })
-      // lib.optionalAttrs (cfg.environmentFile != null) { EnvironmentFile = cfg.environmentFile; };
+      // lib.optionalAttrs (cfg.environmentFile != null) {
+        EnvironmentFile = systemd.escapeSpecifiers cfg.environmentFile;
+      };
     };
   };
 }

@@ -1,42 +1,104 @@
-# The three apps, built from one pnpm dependency fetch.
+# The three apps and the sandbox unit tests, built from the npm tarballs pnpm-lock.yaml pins.
 #
-#   pnpmDeps      one fixed-output derivation: every package in pnpm-lock.yaml, fetched from the npm
-#                 registry at the lockfile's integrity hashes. `fetchPnpmDeps` installs with `--force`,
-#                 so it holds every platform's optional packages and its hash is the same on every
-#                 system. The hash lives in ./pnpm-deps.json (see scripts/refresh-pnpm-deps-hash.sh).
-#   <app>         offline `pnpm install` from that store (pnpmConfigHook), `pnpm --filter <app>... build`,
-#                 the app's own `test` script in checkPhase, then only the app's bundle (plus the native
-#                 packages it leaves external) installed under $out/lib/<app>, run by Node through a
-#                 makeWrapper wrapper.
-#
-# The list of apps is ./apps.json; the nix workflow and packages/repo-checks read the same file.
+#   npm tarballs  one fetchurl per tarball, with the lockfile's own sha512 integrity hash, read from
+#                 ./npm-tarballs.json (generated from pnpm-lock.yaml by ./npm-tarballs.mjs). Only
+#                 this system's list is fetched: its native binaries, no other platform's. No hash
+#                 of our own to keep up to date, and each tarball substitutes from the binary cache
+#                 by its hash alone, whatever nixpkgs the consumer uses.
+#   pnpm          the pnpm that wrote the lockfile (packageManagerDependencies), from the same list.
+#   <app>         `pnpm install` from a registry on 127.0.0.1 serving those tarballs (./npm-registry.mjs),
+#                 `pnpm --filter <app>... run build`, the bundle and its externals installed under
+#                 $out/lib/<app> (./install-app.mjs), checked in the sandbox (./check-app.mjs).
+#   unit-tests    the vitest projects ./sandbox.json names, in the sandbox (a flake check).
+# The shell steps are ./build-steps.sh, which nix/ci/rehearse-sandbox.sh also runs outside Nix.
+# Every nixpkgs name used here is listed, with where it was read, in nix/ci/NIXPKGS.md.
 {
   lib,
   stdenv,
-  runtimeShell,
+  fetchurl,
   nodejs_22,
-  # The pnpm major that wrote pnpm-lock.yaml, pinned: the floating `pnpm` moves between majors.
-  # A locked nixpkgs without pnpm_12 would need pnpm_10 here plus
-  # `npm_config_manage_package_manager_versions = "false"`; pnpm 10 reads this lockfile (v9.0).
-  pnpm_12,
-  fetchPnpmDeps,
-  pnpmConfigHook,
   makeWrapper,
-  python3,
-  node-gyp,
   autoPatchelfHook,
+  patchelf,
+  python3,
   cctools,
   xcbuild,
+  runtimeShell,
 }:
 let
   nodejs = nodejs_22;
-  pnpm = pnpm_12;
+  inherit (stdenv.hostPlatform) system isLinux isDarwin;
 
   manifest = lib.importJSON ./apps.json;
-  pnpmDepsPin = lib.importJSON ./pnpm-deps.json;
+  tarballs = lib.importJSON ./npm-tarballs.json;
 
-  # Whole directories and root files: an app or package added later needs no change here.
-  # `apps` may be absent while the apps are being written; a missing app fails its build below.
+  platform =
+    tarballs.platforms.${system}
+      or (throw "bridgeworks: ${system} is not a system this flake builds (nix/npm-tarballs.json platforms)");
+  platformFlags = lib.concatStringsSep " " (
+    [
+      "--os=${platform.os}"
+      "--cpu=${platform.cpu}"
+    ]
+    ++ lib.optionals (platform.libc != null) [ "--libc=${platform.libc}" ]
+  );
+
+  tarball =
+    key:
+    fetchurl {
+      url = tarballs.registry + tarballs.tarballs.${key}.path;
+      inherit (tarballs.tarballs.${key}) hash;
+    };
+
+  # registry path -> tarball, for ./npm-registry.mjs (passed as a file: it is too long for the
+  # environment). The store paths in it make every tarball an input of the build.
+  registryManifest = builtins.toJSON (
+    lib.listToAttrs (
+      map (key: {
+        name = tarballs.tarballs.${key}.path;
+        value = "${tarball key}";
+      }) tarballs.systems.${system}
+    )
+  );
+
+  pnpm = stdenv.mkDerivation {
+    pname = "pnpm";
+    inherit (tarballs.pnpm) version;
+    # The wrapper package: package.json and the node-gyp pnpm runs for native addons.
+    src = tarball tarballs.pnpm.wrapper;
+    nativeBuildInputs = lib.optionals isLinux [ autoPatchelfHook ];
+    # The Linux binary links libgcc_s beside glibc.
+    buildInputs = lib.optionals isLinux [ (lib.getLib stdenv.cc.cc) ];
+    dontConfigure = true;
+    dontBuild = true;
+    # A prebuilt release binary: stripping it gains nothing, and on darwin breaks its signature.
+    dontStrip = true;
+    installPhase = ''
+      runHook preInstall
+      mkdir -p "$out/lib/node_modules/pnpm" "$out/bin"
+      cp -r . "$out/lib/node_modules/pnpm/"
+      tar -xzf ${tarball tarballs.pnpm.exe.${system}} -C "$TMPDIR"
+      install -m 0755 "$TMPDIR/package/pnpm" "$out/lib/node_modules/pnpm/pnpm"
+      ln -s "$out/lib/node_modules/pnpm/pnpm" "$out/bin/pnpm"
+      # The node-gyp shim pnpm puts on PATH for install scripts says `#!/usr/bin/env sh`, which
+      # the Linux sandbox lacks: point it at this build's sh now (fixup only searches runtime inputs).
+      patchShebangs --build "$out/lib/node_modules/pnpm/dist/node-gyp-bin"
+      runHook postInstall
+    '';
+    doInstallCheck = true;
+    installCheckPhase = ''
+      runHook preInstallCheck
+      [ "$("$out/bin/pnpm" --version)" = ${lib.escapeShellArg tarballs.pnpm.version} ]
+      runHook postInstallCheck
+    '';
+    meta = {
+      description = "pnpm ${tarballs.pnpm.version}, the version that wrote pnpm-lock.yaml";
+      mainProgram = "pnpm";
+    };
+  };
+
+  # Whole directories and root files: a package added later needs no change here. No scripts/:
+  # nothing that runs in the sandbox may need it.
   src = lib.fileset.toSource {
     root = ../.;
     fileset = lib.fileset.unions [
@@ -48,104 +110,94 @@ let
       ../vitest.config.ts
       ../vitest.shared.ts
       ../packages
-      (lib.fileset.maybeMissing ../apps)
+      ../apps
     ];
   };
 
-  pnpmDeps = fetchPnpmDeps {
-    # No version: the store path then depends only on this name and the hash, so a host whose
-    # nixpkgs differs still substitutes it from the cache instead of reaching the npm registry.
-    pname = "bridgeworks";
-    inherit src pnpm;
-    fetcherVersion = 4;
-    inherit (pnpmDepsPin) hash;
+  # The scripts the build runs, as one small store path (a change elsewhere in nix/ rebuilds nothing).
+  buildScripts = lib.fileset.toSource {
+    root = ./.;
+    fileset = lib.fileset.unions [
+      ./apps.json
+      ./sandbox.json
+      ./build-steps.sh
+      ./npm-registry.mjs
+      ./install-app.mjs
+      ./check-app.mjs
+    ];
   };
 
-  appVersion =
-    app:
-    let
-      packageJson = ../. + "/${app.dir}/package.json";
-    in
-    if builtins.pathExists packageJson then (lib.importJSON packageJson).version or "0.0.0" else "0.0.0";
+  # What the app builds and the unit-tests check share: the source, the installed workspace.
+  workspaceBuild =
+    extra:
+    stdenv.mkDerivation (
+      {
+        inherit src;
+        nativeBuildInputs = [
+          nodejs
+          pnpm
+          makeWrapper
+          # better-sqlite3's install script compiles its addon with pnpm's node-gyp.
+          python3
+        ]
+        ++ lib.optionals isLinux [ patchelf ]
+        ++ lib.optionals isDarwin [
+          cctools
+          xcbuild
+        ];
 
-  isLinux = stdenv.hostPlatform.isLinux;
-  isDarwin = stdenv.hostPlatform.isDarwin;
+        npmTarballsManifest = registryManifest;
+        passAsFile = [ "npmTarballsManifest" ];
+
+        env = {
+          pnpmPlatformFlags = platformFlags;
+          bridgeworksNix = "${buildScripts}";
+          npm_config_nodedir = "${nodejs}";
+          TURBO_TELEMETRY_DISABLED = "1";
+          DO_NOT_TRACK = "1";
+        };
+
+        # ./npm-registry.mjs listens on 127.0.0.1 (the Linux sandbox has a loopback interface).
+        __darwinAllowLocalNetworking = true;
+
+        configurePhase = ''
+          runHook preConfigure
+          export HOME="$TMPDIR/home" npmTarballsManifest="$npmTarballsManifestPath"
+          mkdir -p "$HOME"
+          source "$bridgeworksNix/build-steps.sh"
+          bridgeworks_install
+          runHook postConfigure
+        '';
+
+        # The end-to-end suites (real claude, codex and pi, PostgreSQL, tmux, Chromium, Node 24)
+        # are `npm test`'s; they never run here.
+        doCheck = false;
+      }
+      // extra
+    );
 
   mkApp =
     name: app:
-    stdenv.mkDerivation (finalAttrs: {
+    let
+      version = (lib.importJSON (../. + "/${app.dir}/package.json")).version;
+    in
+    workspaceBuild {
       pname = name;
-      version = appVersion app;
-      inherit src pnpmDeps;
-
-      nativeBuildInputs = [
-        nodejs
-        pnpm
-        pnpmConfigHook
-        makeWrapper
-        # better-sqlite3 compiles its addon with node-gyp against these Node headers.
-        python3
-        node-gyp
-      ]
-      # Prebuilt ELF files from npm (native addons, the claude binary the e2e tests run) expect an
-      # FHS system; autoPatchelf points them at the store.
-      ++ lib.optionals isLinux [ autoPatchelfHook ]
-      ++ lib.optionals isDarwin [
-        cctools
-        xcbuild
-      ];
-      buildInputs = lib.optionals isLinux [ (lib.getLib stdenv.cc.cc) ];
-      # Musl variants of optional packages may be installed beside the glibc ones; nothing loads them.
-      autoPatchelfIgnoreMissingDeps = [ "libc.musl-*" ];
-
-      env = {
-        npm_config_nodedir = "${nodejs}";
-        npm_config_build_from_source = "true";
-        TURBO_TELEMETRY_DISABLED = "1";
-        DO_NOT_TRACK = "1";
-      };
-
-      # Stripping corrupts Bun-compiled executables such as the claude binary the Agent SDK ships
-      # (pi-provider installs it); the bundles have nothing else worth stripping.
-      dontStrip = true;
-
-      # The e2e tests bind loopback ports.
-      __darwinAllowLocalNetworking = true;
-
-      # pnpmConfigHook installs with --ignore-scripts; run exactly the install scripts the workspace
-      # allows (pnpm-workspace.yaml allowBuilds, mirrored in apps.json and compared by repo-checks).
-      preBuild = ''
-        if [ ! -f ${lib.escapeShellArg "${app.dir}/package.json"} ]; then
-          echo "bridgeworks: ${app.dir}/package.json is not in the source; is ${app.workspace} committed?" >&2
-          exit 1
-        fi
-        pnpm rebuild --recursive ${lib.escapeShellArgs manifest.allowBuilds}
-      ''
-      + lib.optionalString isLinux ''
-        autoPatchelf node_modules/.pnpm
-      '';
+      inherit version;
 
       buildPhase = ''
         runHook preBuild
-        pnpm --filter ${lib.escapeShellArg "${app.workspace}..."} run build
-        if [ ! -f ${lib.escapeShellArg "${app.dir}/${app.entry}"} ]; then
-          echo "bridgeworks: ${app.workspace}'s build script did not produce ${app.dir}/${app.entry}" >&2
-          exit 1
-        fi
+        bridgeworks_build_app ${lib.escapeShellArg name}
         runHook postBuild
-      '';
-
-      doCheck = true;
-      checkPhase = ''
-        runHook preCheck
-        pnpm --filter ${lib.escapeShellArg app.workspace} run test
-        runHook postCheck
       '';
 
       installPhase = ''
         runHook preInstall
-        node ${./install-app.mjs} install ${./apps.json} ${name} "$out/lib/${name}"
+        node "$bridgeworksNix/install-app.mjs" install "$bridgeworksNix/apps.json" ${name} "$out/lib/${name}"
         mkdir -p "$out/bin"
+      ''
+      + lib.optionalString isLinux ''
+        bridgeworks_set_interpreters "$out/lib/${name}" "$(cat "$NIX_CC/nix-support/dynamic-linker")"
       ''
       + (
         if app.kind == "cli" then
@@ -164,35 +216,50 @@ let
         runHook postInstall
       '';
 
-      # After fixup (patchelf, strip): every external still resolves and every native addon loads.
+      # Stripping or rewriting the RPATH of the prebuilt executables (claude is Bun-compiled)
+      # corrupts them; their interpreter is set in installPhase instead.
+      dontStrip = true;
+      dontPatchELF = true;
+
+      # After fixup: every external resolves, every addon loads, the program answers, Pi loads it.
       doInstallCheck = true;
       installCheckPhase = ''
         runHook preInstallCheck
-        node ${./install-app.mjs} verify ${./apps.json} ${name} "$out/lib/${name}"
+        node "$bridgeworksNix/install-app.mjs" verify "$bridgeworksNix/apps.json" ${name} "$out/lib/${name}"
+        node "$bridgeworksNix/check-app.mjs" "$bridgeworksNix/apps.json" ${name} "$out" "$PWD"
         runHook postInstallCheck
       '';
 
-      passthru = {
-        inherit pnpmDeps;
-      }
-      // lib.optionalAttrs (app.kind == "pi-package") {
+      passthru = lib.optionalAttrs (app.kind == "pi-package") {
         # What Pi's settings.packages takes: a directory holding package.json with pi.extensions.
-        packagePath = "${finalAttrs.finalPackage}/lib/${name}";
+        packagePath = "${apps.${name}}/lib/${name}";
       };
 
       meta = {
         inherit (app) description mainProgram;
         homepage = "https://github.com/bridgeworks/bridgeworks";
         license = lib.licenses.mit;
-        platforms = [
-          "x86_64-linux"
-          "aarch64-linux"
-          "aarch64-darwin"
-        ];
+        platforms = builtins.attrNames tarballs.systems;
       };
-    });
+    };
+
+  apps = lib.mapAttrs mkApp manifest.apps;
+
+  unit-tests = workspaceBuild {
+    pname = "bridgeworks-unit-tests";
+    version = "0";
+    buildPhase = ''
+      runHook preBuild
+      bridgeworks_unit_tests
+      runHook postBuild
+    '';
+    installPhase = ''
+      touch "$out"
+    '';
+    dontFixup = true;
+  };
 in
-lib.mapAttrs mkApp manifest.apps
+apps
 // {
-  inherit pnpmDeps;
+  inherit pnpm unit-tests;
 }

@@ -1,28 +1,31 @@
 #!/usr/bin/env bash
-# Offline checks of the Nix packaging, for .ci/run. They check STRUCTURE ONLY: nothing is built
-# here (nixpkgs cannot be fetched, and Debian's Nix 2.8 is too old for it). GitHub's "Nix"
-# workflow (.github/workflows/nix.yml) builds and tests the apps with real Nix and nixpkgs.
+# Offline checks of the Nix packaging, for .ci/run. Nothing is built here: the real nixpkgs cannot
+# be fetched or evaluated (Debian's Nix 2.8 is too old for it). The flake is evaluated against
+# nix/ci/stub-nixpkgs, a stand-in with exactly the nixpkgs names nix/ci/NIXPKGS.md lists (read
+# from the locked revision's sources). GitHub's "Nix" workflow builds and tests with real Nix.
 #
-#   scripts/check-nix.sh                                  all checks below
-#   scripts/check-nix.sh --lockfile-only [--root DIR]     only check 1 (used by packages/repo-checks)
+#   scripts/check-nix.sh [--root DIR]           all checks below (DIR: a copy of the repository)
+#   scripts/check-nix.sh --tarballs-only [...]  only check 1 (no Nix needed)
 #
-# 1. nix/pnpm-deps.json describes the current pnpm-lock.yaml (its sha256), and its hash is an SRI
-#    sha256: a lockfile change must come with a refreshed dependency hash.
-# 2. flake.nix, flake.lock and nix/ are git-tracked (a flake sees only tracked files).
-# 3. Every .nix file parses (nix-instantiate --parse).
-# 4. `nix flake check --no-build` against nix/ci/stub-nixpkgs, a stand-in that checks attribute
-#    names, the files the filesets name and hash shapes (see nix/ci/README.md), for every system.
-# 5. `nix eval` of every package: the names are exactly nix/apps.json's apps + pnpm-deps + default,
-#    with a drvPath and the mainProgram apps.json names, on every system; pi-provider has packagePath.
-# 6. nix/ci/module-shape.nix: the NixOS and home-manager modules declare the floot services.
+#  1. nix/npm-tarballs.json is what nix/npm-tarballs.mjs makes of pnpm-lock.yaml.
+#  2. flake.nix, flake.lock and nix/ are git-tracked (a flake sees only tracked files).
+#  3. Every .nix file parses.
+#  4. `nix flake check --no-build` against the stand-in, every system: a nixpkgs name or argument
+#     the list does not have (pnpm_12, fetchPnpmDeps, ...) fails here.
+#  5. The flake's packages are nix/apps.json's apps (+ default) on every system, with mainProgram.
+#  6. nix/ci/module-shape.nix: the NixOS and home-manager services, their systemd escaping, an
+#     environmentFile that refuses store paths and path literals.
+#  7. nix/ci/build-shape.nix: no build runs a test suite in the sandbox (doCheck, `run test`).
+#  8. nix/ci/check-repo.mjs: the sandbox unit tests need nothing but node; the systems the flake,
+#     the workflow and the README name agree; nixConfig names the workflow's Cachix cache and key.
 # Installs Debian's nix-bin when nix is missing (needs root and apt-get).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-lockfile_only=false
+tarballs_only=false
 while (($#)); do
   case "$1" in
-    --lockfile-only) lockfile_only=true ;;
+    --tarballs-only) tarballs_only=true ;;
     --root)
       root="$(cd "$2" && pwd)"
       shift
@@ -44,44 +47,11 @@ die() {
   exit 1
 }
 
-sha256_of() {
-  if command -v sha256sum >/dev/null; then sha256sum "$1" | cut -d' ' -f1; else shasum -a 256 "$1" | cut -d' ' -f1; fi
-}
-
-check_lockfile() {
-  local lock="$root/pnpm-lock.yaml" pin="$root/nix/pnpm-deps.json"
-  [[ -f $lock ]] || die "$lock is missing"
-  [[ -f $pin ]] || die "$pin is missing"
-  local fields lock_sha hash actual
-  fields=$(node -e '
-    const pin = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
-    console.log(`${pin.lockSha256 ?? ""} ${pin.hash ?? ""}`);
-  ' "$pin") || die "$pin is not valid JSON"
-  read -r lock_sha hash <<<"$fields"
-  [[ $lock_sha =~ ^[0-9a-f]{64}$ ]] || die "nix/pnpm-deps.json: lockSha256 must be the sha256 of pnpm-lock.yaml (64 hex digits), got '$lock_sha'"
-  [[ $hash =~ ^sha256-[A-Za-z0-9+/]{43}=$ ]] || die "nix/pnpm-deps.json: hash must be an SRI sha256 (sha256-<43 base64 characters>=), got '$hash'"
-  actual=$(sha256_of "$lock")
-  if [[ $actual != "$lock_sha" ]]; then
-    die "pnpm-lock.yaml changed, but nix/pnpm-deps.json still describes the old lockfile:" \
-      "sha256 of pnpm-lock.yaml:       $actual" \
-      "nix/pnpm-deps.json lockSha256:  $lock_sha" \
-      "Its hash is the Nix dependency store's (fetchPnpmDeps) and must be refreshed with the lockfile:" \
-      "  scripts/refresh-pnpm-deps-hash.sh            on a machine with Nix: builds the store, records the new hash" \
-      "  scripts/refresh-pnpm-deps-hash.sh --pending  without Nix: records the new digest with the placeholder hash;" \
-      "                                               then run GitHub's \"Nix\" workflow with refresh-pnpm-deps-hash"
-  fi
-  if [[ $hash == "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" ]]; then
-    echo "check-nix: note: nix/pnpm-deps.json hash is the placeholder (lib.fakeHash): Nix builds of the apps fail" \
-      "with a hash mismatch until GitHub's \"Nix\" workflow (refresh-pnpm-deps-hash) or" \
-      "scripts/refresh-pnpm-deps-hash.sh on a machine with Nix records the real one." >&2
-  fi
-  step "pnpm-lock.yaml matches nix/pnpm-deps.json"
-}
-
-check_lockfile
-$lockfile_only && exit 0
-
 cd "$root"
+node nix/npm-tarballs.mjs --check --root "$root" || die "nix/npm-tarballs.json is stale (see above)"
+step "nix/npm-tarballs.json describes pnpm-lock.yaml"
+$tarballs_only && exit 0
+
 export NIX_CONFIG=$'experimental-features = nix-command flakes\nbuild-users-group =\nsubstituters =\n'
 
 if ! command -v nix-instantiate >/dev/null; then
@@ -109,44 +79,39 @@ untracked=$(git ls-files --others --exclude-standard -- flake.nix flake.lock nix
 [[ -n $(git ls-files -- flake.lock) ]] || die "flake.lock is not tracked"
 step "flake files are tracked"
 
-parse_failures=0
-while IFS= read -r -d '' file; do
-  if ! nix-instantiate --parse "$file" >/dev/null; then
-    echo "check-nix: $file does not parse" >&2
-    parse_failures=$((parse_failures + 1))
-  fi
-done < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
-((parse_failures == 0)) || die "$parse_failures .nix file(s) do not parse"
+mapfile -d '' nix_files < <(git ls-files -z --cached --others --exclude-standard -- '*.nix')
+# One nix-instantiate for all of them; its error names the file and line.
+nix-instantiate --parse "${nix_files[@]}" >/dev/null || die "a .nix file does not parse (see above)"
 step "every .nix file parses"
 
-stub=(--offline --no-write-lock-file --override-input nixpkgs path:./nix/ci/stub-nixpkgs)
-if ! output=$(nix flake check --no-build "${stub[@]}" 2>&1); then
+stand_in=(--offline --no-write-lock-file --override-input nixpkgs path:./nix/ci/stub-nixpkgs)
+if ! output=$(nix flake check --no-build "${stand_in[@]}" 2>&1); then
   printf '%s\n' "$output" >&2
-  die "nix flake check failed (against the stub nixpkgs; see above)"
+  die "nix flake check failed against the stand-in for the locked nixpkgs (see above; the names it has: nix/ci/NIXPKGS.md)"
 fi
-# Expected noise: the override of nixpkgs, a dirty tree, home-manager's output names.
+# Expected noise: the override of nixpkgs, a dirty tree, nixConfig (not trusted here), module outputs.
 printf '%s\n' "$output" | grep -v -e "Git tree '.*' is dirty" -e "not writing modified lock file" -e "Updated input 'nixpkgs'" \
   -e "'github:NixOS/nixpkgs/" -e "→ 'path:./nix/ci/stub-nixpkgs" -e "^evaluating flake" \
+  -e "ignoring untrusted flake configuration setting" \
   -e "unknown flake output 'homeModules'" -e "unknown flake output 'homeManagerModules'" >&2 || true
-step "nix flake check --no-build (stub nixpkgs, all systems)"
+step "nix flake check --no-build (stand-in nixpkgs, all systems)"
 
-summary=$(nix eval --json "${stub[@]}" .#packages --apply '
+eval_log=$(mktemp)
+trap 'rm -f "$eval_log"' EXIT
+summary=$(nix eval --json "${stand_in[@]}" .#packages --apply '
   builtins.mapAttrs (system: packages: builtins.mapAttrs (name: p: {
     inherit (p) drvPath name;
     mainProgram = p.meta.mainProgram or null;
     packagePath = p.passthru.packagePath or null;
-  }) packages)' 2>/dev/null) || {
-  nix eval --json "${stub[@]}" .#packages --apply 'ps: builtins.mapAttrs (s: p: builtins.mapAttrs (n: d: d.drvPath) p) ps' >/dev/null
-  die "nix eval of the packages failed"
-}
+  }) packages)' 2>"$eval_log") || die "nix eval of the packages failed:" "$(cat "$eval_log")"
 node -e '
   const { apps } = JSON.parse(require("node:fs").readFileSync("nix/apps.json", "utf8"));
+  const systems = Object.keys(JSON.parse(require("node:fs").readFileSync("nix/npm-tarballs.json", "utf8")).platforms).sort();
   const summary = JSON.parse(process.argv[1]);
-  const systems = ["x86_64-linux", "aarch64-linux", "aarch64-darwin"];
-  const expected = [...Object.keys(apps), "default", "pnpm-deps"].sort();
+  const expected = [...Object.keys(apps), "default"].sort();
   const problems = [];
   const seen = new Set();
-  if (JSON.stringify(Object.keys(summary).sort()) !== JSON.stringify([...systems].sort())) {
+  if (JSON.stringify(Object.keys(summary).sort()) !== JSON.stringify(systems)) {
     problems.push(`packages are defined for ${Object.keys(summary).join(", ")}, not ${systems.join(", ")}`);
   }
   for (const system of systems) {
@@ -166,7 +131,6 @@ node -e '
       if (wantsPath && !String(p.packagePath).endsWith(`/lib/${name}`)) problems.push(`${system}.${name}: passthru.packagePath is ${p.packagePath}`);
       if (!wantsPath && p.packagePath !== null) problems.push(`${system}.${name}: unexpected passthru.packagePath`);
     }
-    if (packages["pnpm-deps"]?.name !== "bridgeworks-pnpm-deps") problems.push(`${system}: pnpm-deps is named ${packages["pnpm-deps"]?.name}`);
   }
   if (problems.length) {
     console.error(problems.map((p) => `check-nix: ${p}`).join("\n"));
@@ -176,4 +140,12 @@ node -e '
 step "packages of every system match nix/apps.json"
 
 nix eval --json --file nix/ci/module-shape.nix >/dev/null || die "nix/ci/module-shape.nix failed (see above)"
-step "NixOS and home-manager modules declare the floot services"
+step "NixOS and home-manager modules: services, systemd escaping, environmentFile outside the store"
+
+nix eval --json --file nix/ci/build-shape.nix >/dev/null || die "nix/ci/build-shape.nix failed (see above)"
+step "no build runs a test suite in the sandbox"
+
+nix_config=$(nix eval --json --file flake.nix --apply 'flake: flake.nixConfig or null') ||
+  die "cannot read flake.nix nixConfig"
+node nix/ci/check-repo.mjs "$root" "$nix_config" || die "the Nix packaging's files disagree (see above)"
+step "sandbox unit tests, systems and binary cache agree across flake, workflow and README"

@@ -1,17 +1,23 @@
-# STRUCTURE CHECK ONLY (see nix/ci/README.md): the few `lib` functions the Bridgeworks flake uses,
-# with the same names and argument shapes as nixpkgs' lib. The module-system functions only record
-# what they were given; nix/ci/module-shape.nix reads those records.
+# STAND-IN, NOT NIXPKGS (see nix/ci/README.md): exactly the `lib` definitions listed in
+# nix/ci/NIXPKGS.md, with the argument shapes and behaviour read there (file, revision, lines).
+# A name not listed is missing here, so using it fails the offline check. Written for this
+# repository from those readings; no nixpkgs code is copied.
 let
   inherit (builtins)
     all
     attrNames
     concatMap
     concatStringsSep
+    elem
+    filter
+    head
     isAttrs
+    isFunction
     isList
     isPath
     isString
     listToAttrs
+    match
     pathExists
     stringLength
     substring
@@ -19,21 +25,29 @@ let
     ;
 
   hasPrefix = prefix: s: substring 0 (stringLength prefix) s == prefix;
-  hasSuffix =
-    suffix: s:
+
+  assertMsg = condition: message: condition || throw message;
+
+  isDerivation = v: isAttrs v && (v.type or null) == "derivation";
+  storeDir = builtins.storeDir;
+  isStorePathString = s: hasPrefix "${storeDir}/" s;
+
+  # lib/strings.nix: an argument made only of [[:alnum:],._+:@%/-] stays bare, anything else is
+  # single-quoted with ' written as '\''.
+  escapeShellArg =
+    arg:
     let
-      n = stringLength s;
-      m = stringLength suffix;
+      s = toString arg;
     in
-    n >= m && substring (n - m) m s == suffix;
+    if match "[[:alnum:],._+:@%/-]+" s != null then
+      s
+    else
+      "'${builtins.replaceStrings [ "'" ] [ "'\\''" ] s}'";
 
-  assertMsg = condition: message: if condition then true else throw message;
-
-  escapeShellArg = arg: "'${builtins.replaceStrings [ "'" ] [ "'\\''" ] (toString arg)}'";
-
+  # lib/fileset: a file set is made from paths that exist; toSource wants a path root holding it.
   isFileset = v: isAttrs v && (v._type or null) == "fileset";
-  toFileset =
-    caller: v:
+  coerce =
+    context: v:
     if isFileset v then
       v
     else if isPath v then
@@ -44,42 +58,73 @@ let
             paths = [ v ];
           }
         else
-          throw "lib.fileset.${caller}: ${toString v} is a path that does not exist (flakes see only git-tracked files)."
+          throw "${context}: ${toString v} does not exist (a flake sees only git-tracked files)"
       )
     else
-      throw "lib.fileset.${caller}: expected a path or a file set, got a ${typeOf v}.";
+      throw "${context}: expected a path or a file set, got a ${typeOf v}";
 
-  unions = list: {
-    _type = "fileset";
-    paths = concatMap (v: (toFileset "unions" v).paths) list;
+  mkType = name: check: {
+    _type = "option-type";
+    inherit name check;
   };
 
-  mkType = name: check: { inherit name check; };
+  # lib/types.nix pathWith: inStore/absolute decide; a value that must be outside the store has to
+  # be a string (a path literal would be copied into the store once interpolated).
+  pathWith =
+    {
+      inStore ? null,
+      absolute ? null,
+    }:
+    mkType "path" (
+      x:
+      let
+        s = if isPath x then toString x else if isString x || isDerivation x then toString x else null;
+        isInStore = s != null && isStorePathString s;
+        isAbsolute = s != null && hasPrefix "/" s;
+        expected = if inStore == null || inStore then s != null else isString x;
+      in
+      expected
+      && (inStore == null || inStore == isInStore)
+      && (absolute == null || absolute == isAbsolute)
+    );
+
   types = {
     bool = mkType "bool" builtins.isBool;
     str = mkType "str" isString;
-    path = mkType "path" (v: isPath v || (isString v && hasPrefix "/" v));
-    package = mkType "package" (v: isAttrs v && (v.type or null) == "derivation");
+    package = mkType "package" (x: isDerivation x || (isString x && isStorePathString x));
     listOf = t: mkType "listOf ${t.name}" (v: isList v && all t.check v);
     attrsOf = t: mkType "attrsOf ${t.name}" (v: isAttrs v && all (n: t.check v.${n}) (attrNames v));
     nullOr = t: mkType "nullOr ${t.name}" (v: v == null || t.check v);
+    externalPath = pathWith {
+      absolute = true;
+      inStore = false;
+    };
+    # Not used by the flake: modelled so the module check can show why it is refused for secrets.
+    path = pathWith { absolute = true; };
   };
 
+  # lib/options.nix mkOption: exactly these arguments, no others.
   mkOption =
-    args:
-    assert assertMsg (args ? type) "lib.mkOption: every option here must have a type";
-    assert assertMsg (args ? description) "lib.mkOption: every option here must have a description";
-    args // { _type = "option"; };
+    {
+      default ? null,
+      defaultText ? null,
+      example ? null,
+      description ? null,
+      relatedPackages ? null,
+      type ? null,
+      apply ? null,
+      internal ? null,
+      visible ? null,
+      readOnly ? null,
+    }@attrs:
+    attrs // { _type = "option"; };
 in
 {
-  inherit
-    assertMsg
-    escapeShellArg
-    hasPrefix
-    hasSuffix
-    types
-    mkOption
-    ;
+  inherit escapeShellArg types mkOption;
+
+  # Not used by the flake: modelled so the module check can show why shell quoting is refused for
+  # systemd's ExecStart= (lib/strings.nix: the arguments, each escapeShellArg'd, space-separated).
+  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
 
   genAttrs =
     names: f:
@@ -92,37 +137,45 @@ in
   importJSON = path: builtins.fromJSON (builtins.readFile path);
   mapAttrs = builtins.mapAttrs;
   mapAttrsToList = f: attrs: map (name: f name attrs.${name}) (attrNames attrs);
-  concatStringsSep = concatStringsSep;
+  listToAttrs = builtins.listToAttrs;
+  concatStringsSep = builtins.concatStringsSep;
+  replaceStrings = builtins.replaceStrings;
   optionals = condition: list: if condition then list else [ ];
   optionalString = condition: s: if condition then s else "";
   optionalAttrs = condition: attrs: if condition then attrs else { };
-  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
   makeBinPath = packages: concatStringsSep ":" (map (p: "${p}/bin") packages);
-  versionAtLeast = v: min: builtins.compareVersions v min >= 0;
 
+  # lib/meta.nix getExe: <package>/bin/<meta.mainProgram>. nixpkgs only warns without
+  # mainProgram and guesses; the stand-in refuses, so a guess never reaches a module.
   getExe =
     drv:
     assert assertMsg (
       drv ? meta.mainProgram
     ) "lib.getExe: ${drv.name or "package"} has no meta.mainProgram";
     "${drv}/bin/${drv.meta.mainProgram}";
-  getLib = drv: drv.lib or drv;
+  # lib/attrsets.nix getLib = getOutput "lib": the lib output when there is one.
+  getLib = drv: drv.lib or drv.out or drv;
 
-  fakeHash = "sha256-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
   licenses.mit = {
     spdxId = "MIT";
-    shortName = "mit";
+    fullName = "MIT License";
   };
 
-  literalExpression = text: {
-    _type = "literalExpression";
-    inherit text;
-  };
+  literalExpression =
+    text:
+    if !isString text then
+      throw "literalExpression expects a string."
+    else
+      {
+        _type = "literalExpression";
+        inherit text;
+      };
   mkEnableOption =
     name:
     mkOption {
       type = types.bool;
       default = false;
+      example = true;
       description = "Whether to enable ${name}.";
     };
   mkIf = condition: content: {
@@ -135,30 +188,25 @@ in
   };
 
   fileset = {
-    inherit unions;
-    union = a: b: unions [
-      a
-      b
-    ];
-    maybeMissing =
-      path:
-      if pathExists path then
-        toFileset "maybeMissing" path
-      else
-        {
-          _type = "fileset";
-          paths = [ ];
-        };
+    unions =
+      list:
+      assert assertMsg (isList list) "lib.fileset.unions: expected a list";
+      {
+        _type = "fileset";
+        paths = concatMap (v: (coerce "lib.fileset.unions" v).paths) list;
+      };
+    # The source is not copied here (the stand-in builds nothing): the root, once checked.
     toSource =
       { root, fileset }:
       let
-        fs = toFileset "toSource" fileset;
-        outside = builtins.filter (p: !(hasPrefix (toString root) (toString p))) fs.paths;
+        fs = coerce "lib.fileset.toSource: `fileset`" fileset;
+        outside = filter (p: !(hasPrefix (toString root) (toString p))) fs.paths;
       in
-      assert assertMsg (isPath root) "lib.fileset.toSource: root must be a path";
+      assert assertMsg (isPath root) "lib.fileset.toSource: `root` is not a path";
       assert assertMsg (
         outside == [ ]
-      ) "lib.fileset.toSource: ${toString (builtins.head outside)} is outside root ${toString root}";
-      root;
+      ) "lib.fileset.toSource: ${toString (head outside)} is not under root ${toString root}";
+      toString root;
   };
+
 }

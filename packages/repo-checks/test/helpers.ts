@@ -87,6 +87,9 @@ export interface AppEntry {
   entry: string;
   externals: string[];
   hostProvided: string[];
+  nativeExecutables: string[];
+  piProvider?: string;
+  piHosts?: string[];
 }
 
 export interface AppsManifest {
@@ -107,4 +110,14 @@ export function installables(command: string): string[] {
 /** A GitHub Actions expression, `${{ body }}`, as it appears in a workflow. */
 export function expression(body: string): string {
   return `\${{ ${body} }}`;
+}
+
+/** The lockfile with another integrity hash for zod (as after an update). */
+export function bumpZod(text: string) {
+  const next = text.replace(
+    /(\n {2}zod@4\.6\.7:\n {4}resolution: \{integrity: )sha512-[^}]+/,
+    `$1${"sha512-"}${"Z".repeat(86)}==`,
+  );
+  if (next === text) throw new Error("pnpm-lock.yaml has no zod@4.6.7 entry (the fixture is stale)");
+  return next;
 }

@@ -150,6 +150,25 @@ describe("nix/install-app.mjs", () => {
     expect(existsSync(join(out, "node_modules/native-thing/node_modules"))).toBe(false);
   });
 
+  it("keeps only the addons the native package's JavaScript loads", () => {
+    const native = join(root, "node_modules/.pnpm/native-thing@1.0.0/node_modules/native-thing");
+    write(join(native, "index.js"), "module.exports = require('bindings')('thing.node');\n");
+    write(join(native, "build/Release/thing.node"), "not an ELF or Mach-O file");
+    // better-sqlite3 builds an SQLite extension beside its addon; nothing loads it into Node.
+    write(join(native, "build/Release/test_extension.node"), "an SQLite extension");
+    write(join(native, "build/Release/obj.target/thing.node"), "intermediate");
+    const result = run("install", "demo");
+    expect(existsSync(join(out, "node_modules/native-thing/build/Release/thing.node"))).toBe(true);
+    expect(existsSync(join(out, "node_modules/native-thing/build/Release/test_extension.node"))).toBe(false);
+    expect(existsSync(join(out, "node_modules/native-thing/build/Release/obj.target"))).toBe(false);
+    // The kept addon is then loaded, and this one is not a real addon.
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(
+      "native addon node_modules/native-thing/build/Release/thing.node does not load",
+    );
+    expect(result.stderr).not.toContain("test_extension");
+  });
+
   it("fails when an external is not installed in the workspace", () => {
     rmSync(join(root, "apps/demo/node_modules"), { recursive: true });
     rmSync(join(root, "node_modules/.pnpm/native-thing@1.0.0"), { recursive: true });

@@ -1,11 +1,13 @@
-// The nix workflow builds, checks and pushes exactly what the flake exposes: nix/apps.json is the
-// one list, read by nix/workspace.nix (packages), flake.nix (checks, package names) and here.
+// The nix workflow builds, checks and pushes exactly what the flake exposes, on every system it
+// offers: nix/apps.json is the one list of apps and nix/npm-tarballs.json the one list of systems,
+// read by nix/workspace.nix, flake.nix and here.
 import { describe, expect, it } from "vitest";
 import {
   expression,
   installables,
   isRecord,
   readApps,
+  readJson,
   readText,
   readWorkflow,
   type Step,
@@ -14,7 +16,7 @@ import {
 const workflow = readWorkflow(".github/workflows/nix.yml");
 const apps = readApps();
 const appNames = Object.keys(apps.apps).sort();
-const expectedBuilt = [...appNames, "pnpm-deps"].sort();
+const systems = Object.keys((readJson("nix/npm-tarballs.json") as { platforms: object }).platforms).sort();
 
 function runSteps(steps: Step[] | undefined): string[] {
   return (steps ?? []).flatMap((step) => (typeof step.run === "string" ? [step.run] : []));
@@ -43,21 +45,27 @@ describe("nix/apps.json is the list the Nix code reads", () => {
   it("is what nix/workspace.nix packages and flake.nix exposes", () => {
     const workspace = readText("nix/workspace.nix");
     expect(workspace).toContain("manifest = lib.importJSON ./apps.json;");
-    expect(workspace).toContain("lib.mapAttrs mkApp manifest.apps");
-    expect(workspace).toMatch(/fetcherVersion = 4;/);
-    expect(workspace).toMatch(/pnpm = pnpm_12;/);
-    expect(workspace).toContain("pnpmDepsPin = lib.importJSON ./pnpm-deps.json;");
+    expect(workspace).toContain("apps = lib.mapAttrs mkApp manifest.apps;");
+    expect(workspace).toContain("tarballs = lib.importJSON ./npm-tarballs.json;");
     const flake = readText("flake.nix");
     expect(flake).toContain("appNames = builtins.attrNames (lib.importJSON ./nix/apps.json).apps;");
     // Nix interpolation, not a JS template.
     expect(flake).toContain("lib.genAttrs appNames (name: ws.$" + "{name})");
-    expect(flake).toContain("pnpm-deps = ws.pnpmDeps;");
+    expect(flake).toContain(
+      "systems = builtins.attrNames (lib.importJSON ./nix/npm-tarballs.json).platforms;",
+    );
   });
 });
 
 describe(".github/workflows/nix.yml", () => {
   const build = workflow.jobs.build;
-  const hash = workflow.jobs["pnpm-deps-hash"];
+
+  it("is one job: nothing to refresh or commit before building", () => {
+    expect(Object.keys(workflow.jobs)).toEqual(["build"]);
+    expect(build?.needs).toBeUndefined();
+    expect(workflow.permissions).toEqual({ contents: "read" });
+    expect(JSON.stringify(workflow)).not.toMatch(/pnpm-deps|refresh-pnpm|git push|git commit/);
+  });
 
   it("runs on pushes to main, pull requests and by hand", () => {
     expect(isRecord(workflow.on) && Object.keys(workflow.on).sort()).toEqual([
@@ -67,17 +75,23 @@ describe(".github/workflows/nix.yml", () => {
     ]);
   });
 
-  it("builds on Linux x86_64 and macOS aarch64", () => {
+  it("builds every system the flake offers, each on a runner of that system", () => {
     expect(build?.["runs-on"]).toBe(expression("matrix.os"));
     const matrix = build?.strategy?.matrix;
     expect(isRecord(matrix) && matrix.include).toEqual([
       { os: "ubuntu-24.04", system: "x86_64-linux" },
+      { os: "ubuntu-24.04-arm", system: "aarch64-linux" },
       { os: "macos-15", system: "aarch64-darwin" },
     ]);
+    const include = (isRecord(matrix) ? matrix.include : []) as { system: string }[];
+    expect(include.map((entry) => entry.system).sort()).toEqual(systems);
+    expect(runSteps(build?.steps)).toContain(
+      `test "$(nix eval --raw --impure --expr builtins.currentSystem)" = "${expression("matrix.system")}"`,
+    );
   });
 
-  it.each(["build", "pnpm-deps-hash"])("%s installs Nix and Cachix (pull-only without the secret)", (id) => {
-    const steps = workflow.jobs[id]?.steps;
+  it("installs Nix and Cachix (pull-only without the secret) before running Nix", () => {
+    const steps = build?.steps;
     const installNix = stepUsing(steps, "cachix/install-nix-action");
     const cachix = stepUsing(steps, "cachix/cachix-action");
     expect(installNix?.uses).toBe("cachix/install-nix-action@v31");
@@ -88,37 +102,40 @@ describe(".github/workflows/nix.yml", () => {
       skipPush: expression("secrets.CACHIX_AUTH_TOKEN == ''"),
     });
     const firstNix = (steps ?? []).findIndex(
-      (step) => typeof step.run === "string" && /\bnix\b|refresh-pnpm/.test(step.run),
+      (step) => typeof step.run === "string" && /\bnix\b/.test(step.run),
     );
     expect(firstNix).toBeGreaterThan((steps ?? []).indexOf(cachix as Step));
   });
 
-  it("runs nix flake check", () => {
-    expect(runSteps(build?.steps).some((run) => /^nix flake check\b/m.test(run))).toBe(true);
+  it("uses no secret but CACHIX_AUTH_TOKEN", () => {
+    const secrets = [...JSON.stringify(workflow).matchAll(/secrets\.([A-Za-z_]+)/g)].map((match) => match[1]);
+    expect(new Set(secrets)).toEqual(new Set(["CACHIX_AUTH_TOKEN"]));
   });
 
-  it("builds exactly the flake's apps and the pnpm dependency store", () => {
+  it("runs nix flake check, which builds the apps and the sandbox unit tests", () => {
+    expect(runSteps(build?.steps).some((run) => /^nix flake check -L$/m.test(run))).toBe(true);
+  });
+
+  it("builds exactly the flake's apps", () => {
     const builds = runSteps(build?.steps).filter(
       (run) => /\bnix build\b/.test(run) && !run.includes("cachix push"),
     );
     expect(builds).toHaveLength(1);
-    expect(installables(builds[0] as string)).toEqual(expectedBuilt);
+    expect(installables(builds[0] as string)).toEqual(appNames);
   });
 
-  it("pushes the apps and the pnpm dependency store to the cache, only with the secret", () => {
+  it("pushes the apps to the cache, only with the secret", () => {
     const push = (build?.steps ?? []).find(
       (step) => typeof step.run === "string" && step.run.includes("cachix push"),
     );
     expect(push?.run).toMatch(/\|\s*cachix push bridgeworks\s*$/);
-    expect(installables(push?.run ?? "")).toEqual(expectedBuilt);
+    expect(installables(push?.run ?? "")).toEqual(appNames);
     expect(push?.if).toBe(expression("env.CACHIX_AUTH_TOKEN != ''"));
     expect(build?.env?.CACHIX_AUTH_TOKEN).toBe(expression("secrets.CACHIX_AUTH_TOKEN"));
   });
 
-  it("refreshes the pnpm dependency hash before building, and fails when it is stale", () => {
-    expect(build?.needs).toBe("pnpm-deps-hash");
-    const runs = runSteps(hash?.steps);
-    expect(runs).toContain("bash scripts/refresh-pnpm-deps-hash.sh");
-    expect(runs.some((run) => run.includes("git diff --exit-code -- nix/pnpm-deps.json"))).toBe(true);
+  it("compares flake.nix's cache key with the cache's, last", () => {
+    const runs = runSteps(build?.steps);
+    expect(runs.at(-1)).toBe("bash nix/ci/cache-key.sh bridgeworks");
   });
 });

@@ -1,0 +1,283 @@
+// scripts/check-nix.sh (the Nix step of .ci/run) fails on each defect of issue 17 when it is
+// reintroduced into a copy of the repository, naming it, and passes on the copy as it is.
+// Each case edits one file of a git-tracked copy (a flake sees only tracked files) and runs the
+// whole check with Nix (Debian's nix-bin, installed by the script when missing).
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bumpZod, repoRoot } from "./helpers.js";
+
+// What check-nix.sh reads: the flake, nix/, the workspace (filesets, importers, sandbox tests),
+// the workflow and the README.
+const copied = [
+  "flake.nix",
+  "flake.lock",
+  "nix",
+  "scripts/check-nix.sh",
+  "package.json",
+  "pnpm-lock.yaml",
+  "pnpm-workspace.yaml",
+  "turbo.json",
+  "tsconfig.base.json",
+  "vitest.config.ts",
+  "vitest.shared.ts",
+  "packages",
+  "apps",
+  "README.md",
+  ".github/workflows/nix.yml",
+];
+
+/** `${expression}` in Nix source (written out so it is not mistaken for a template). */
+const nixVar = (expression: string) => `$${"{"}${expression}}`;
+
+function git(cwd: string, args: string[]) {
+  const result = spawnSync("git", args, { cwd, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`git ${args.join(" ")}: ${result.stderr}`);
+  return result.stdout;
+}
+
+let pristine: string;
+
+beforeAll(() => {
+  pristine = mkdtempSync(join(tmpdir(), "check-nix-defects-"));
+  const files = git(repoRoot, ["ls-files", "-z", "--", ...copied])
+    .split("\0")
+    .filter(Boolean);
+  for (const file of files) {
+    mkdirSync(dirname(join(pristine, file)), { recursive: true });
+    cpSync(join(repoRoot, file), join(pristine, file));
+  }
+});
+
+afterAll(() => rmSync(pristine, { recursive: true, force: true }));
+
+/** A git-tracked copy with `edit` applied; check-nix.sh's exit status and output. */
+function checkWith(edit: (root: string) => void) {
+  const root = mkdtempSync(join(tmpdir(), "check-nix-case-"));
+  try {
+    cpSync(pristine, root, { recursive: true });
+    edit(root);
+    git(root, ["init", "-q"]);
+    git(root, ["add", "-A"]);
+    const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root], {
+      encoding: "utf8",
+      timeout: 240_000,
+      killSignal: "SIGKILL",
+    });
+    return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function replaceIn(root: string, file: string, from: string | RegExp, to: string) {
+  const path = join(root, file);
+  const text = readFileSync(path, "utf8");
+  const next = text.replace(from, to);
+  if (next === text) throw new Error(`${file}: ${String(from)} not found (the fixture is stale)`);
+  writeFileSync(path, next);
+}
+
+const editJson = (root: string, file: string, edit: (value: Record<string, unknown>) => void) => {
+  const value = JSON.parse(readFileSync(join(root, file), "utf8"));
+  edit(value);
+  writeFileSync(join(root, file), JSON.stringify(value, null, 2));
+};
+
+describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000 }, () => {
+  it("passes on the repository as it is", () => {
+    const result = checkWith(() => {});
+    expect(result.output).toContain("sandbox unit tests, systems and binary cache agree");
+    expect(result.status).toBe(0);
+  });
+
+  it("1: fails when the dev shell asks for pnpm_12, which the locked nixpkgs does not have", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/dev-shell.nix", /^ {2}pnpm,$/m, "  pnpm_12,");
+      replaceIn(root, "nix/dev-shell.nix", /^ {4}pnpm$/m, "    pnpm_12");
+      replaceIn(root, "flake.nix", "{ inherit (workspaceFor pkgs) pnpm; }", "{ }");
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("asks for pnpm_12: pnpm_12 is not in the locked nixpkgs");
+  });
+
+  it("1: fails on a nixpkgs attribute the list does not have", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/dev-shell.nix", /^ {2}git,$/m, "  git,\n  nodejs_24,");
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("asks for nodejs_24: not in nix/ci/NIXPKGS.md");
+  });
+
+  it("2: fails when the dependencies come from fetchPnpmDeps (fetcherVersion 4, pnpm 12) again", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/workspace.nix", /^ {2}fetchurl,$/m, "  fetchurl,\n  fetchPnpmDeps,\n  pnpm_12,");
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        "  apps = lib.mapAttrs mkApp manifest.apps;",
+        '  pnpmDeps = fetchPnpmDeps { pname = "bridgeworks"; inherit src; pnpm = pnpm_12; fetcherVersion = 4; hash = lib.fakeHash; };\n  apps = builtins.seq pnpmDeps (lib.mapAttrs mkApp manifest.apps);',
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toMatch(/asks for fetchPnpmDeps, pnpm_12|asks for pnpm_12, fetchPnpmDeps/);
+    expect(result.output).toContain("fetcherVersion 4 runs jq over the JSONC tsconfig.json");
+  });
+
+  it("2: fails when fetchurl gets an argument the list does not name (here a bare sha256)", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        `inherit (tarballs.tarballs.${nixVar("key")}) hash;`,
+        `inherit (tarballs.tarballs.${nixVar("key")}) hash;\n      sha256 = "0000";`,
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("called with unexpected argument 'sha256'");
+  });
+
+  it("3: fails when an app runs its test suite in the sandbox (doCheck)", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        "        doCheck = false;",
+        '        doCheck = true;\n        checkPhase = "pnpm --filter @bridgeworks/bee-bridge run test";',
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("doCheck is on, so its checkPhase runs in the sandbox");
+    expect(result.output).toContain("checkPhase starts a test suite in the sandbox");
+  });
+
+  it("3: fails when a build phase runs a whole vitest suite", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        `        bridgeworks_build_app ${nixVar("lib.escapeShellArg name")}`,
+        `        bridgeworks_build_app ${nixVar("lib.escapeShellArg name")}\n        vitest run`,
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("buildPhase starts a test suite in the sandbox: vitest run");
+  });
+
+  it("3: fails when the sandbox unit tests include a suite that needs PostgreSQL", () => {
+    const result = checkWith((root) => {
+      editJson(root, "nix/sandbox.json", (sandbox) => {
+        (sandbox.unitTests as { projects: string[] }).projects.push("board");
+      });
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "nix/sandbox.json runs board, whose packages/board/vitest.config.ts has a globalSetup",
+    );
+  });
+
+  it("3: fails when the sandbox unit tests include an app's suite", () => {
+    const result = checkWith((root) => {
+      editJson(root, "nix/sandbox.json", (sandbox) => {
+        (sandbox.unitTests as { projects: string[] }).projects.push("floot-daemon");
+      });
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("an app's suite runs the real clients");
+  });
+
+  it("3: fails when a sandbox unit test that starts pnpm is no longer excluded", () => {
+    const result = checkWith((root) => {
+      editJson(root, "nix/sandbox.json", (sandbox) => {
+        (sandbox.unitTests as { exclude: string[] }).exclude = [];
+      });
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "packages/turn-journal/test/torn-write.test.ts (sandbox unit tests) starts pnpm",
+    );
+  });
+
+  it("6: fails without nixConfig", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "flake.nix", /\n {2}nixConfig = \{[\s\S]*?\n {2}\};\n/, "\n");
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("flake.nix has no nixConfig");
+  });
+
+  it("6: fails when nixConfig names another cache than the workflow pushes to", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "flake.nix", '"https://bridgeworks.cachix.org"', '"https://example.cachix.org"');
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("does not include https://bridgeworks.cachix.org");
+  });
+
+  it("6: fails when the key in nixConfig is not an ed25519 public key", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "flake.nix",
+        /bridgeworks\.cachix\.org-1:[A-Za-z0-9+/]{43}=/,
+        "bridgeworks.cachix.org-1:<key>",
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("is not an ed25519 public key");
+  });
+
+  it("6: fails when aarch64-linux is advertised but the workflow never builds it", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        ".github/workflows/nix.yml",
+        /\n {10}- os: ubuntu-24\.04-arm\n {12}system: aarch64-linux/,
+        "",
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "README.md advertises aarch64-linux, which .github/workflows/nix.yml never builds",
+    );
+  });
+
+  it("7: fails when environmentFile is types.path again (a path literal lands in the store)", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/nixos-module.nix",
+        "lib.types.nullOr lib.types.externalPath",
+        "lib.types.nullOr lib.types.path",
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("environmentFile accepts a path literal");
+  });
+
+  it("8: fails when ExecStart is shell-quoted again", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/systemd.nix",
+        "execStart = utils.escapeSystemdExecArgs;",
+        "execStart = lib.escapeShellArgs;",
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("not nixpkgs' escapeSystemdExecArgs");
+  });
+
+  it("fails when pnpm-lock.yaml changed and nix/npm-tarballs.json was not regenerated", () => {
+    const result = checkWith((root) => {
+      writeFileSync(
+        join(root, "pnpm-lock.yaml"),
+        bumpZod(readFileSync(join(root, "pnpm-lock.yaml"), "utf8")),
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain("node nix/npm-tarballs.mjs");
+  });
+});
