@@ -221,6 +221,33 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   }
 
   /**
+   * A `tool_use` block whose arguments cannot go to Pi (Claude streamed JSON that does not parse, or
+   * is not an object). Pi never gets the call; its handler, waiting or still to come, is answered with
+   * `text` as an error result, so nothing waits on it.
+   */
+  refuseToolUse(call: { readonly id: string; readonly name: string }, text: string): "refused" | "duplicate" {
+    this.assertUsable("refuseToolUse");
+    const id = parseToolCallId(call.id, "toolCall.id");
+    const archived = this.archive.get(id);
+    if (archived) {
+      this.recordArchived(id, archived, "tool_use_duplicate");
+      return "duplicate";
+    }
+    const existing = this.round.get(id);
+    if (existing && (existing.progress !== "unseen" || existing.settled)) {
+      this.record(existing, "tool_use_duplicate", stateOf(existing));
+      return "duplicate";
+    }
+    const entry = existing ?? this.newEntry(id);
+    const from = existing ? stateOf(existing) : null;
+    entry.call = { id, name: call.name, arguments: undefined };
+    this.fail(entry, "invalid_arguments", failure(id, "invalid_arguments", text, true));
+    this.record(entry, "tool_use_refused", from, { reason: "invalid_arguments" });
+    this.watchdog.reevaluate();
+    return "refused";
+  }
+
+  /**
    * The Pi stream ended: `done` at Claude's `message_stop` (Pi now executes every call on it), `error`
    * when it ended with an error event (its calls become undelivered and are flushed on the next one).
    */

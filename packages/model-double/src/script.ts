@@ -45,6 +45,11 @@ export const ToolUseEvent = z
     namespace: z.string().min(1).optional(),
     nameFrom: ToolNameSelector.optional(),
     input: z.record(z.string(), z.unknown()),
+    /**
+     * The arguments exactly as streamed (`input_json_delta`s / arguments deltas) instead of `input`
+     * serialized: lets a script send JSON a client has to refuse. `input` is still what is recorded.
+     */
+    inputJson: z.string().optional(),
     /** How many `input_json_delta` / arguments deltas carry the input (default 3). */
     chunks: chunkCount.optional(),
   })

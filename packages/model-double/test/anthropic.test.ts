@@ -86,6 +86,19 @@ describe("Anthropic Messages streaming", () => {
     expect((events.at(-2)!.data.delta as Record<string, unknown>).stop_reason).toBe("tool_use");
   });
 
+  it("streams inputJson verbatim, even when it is not valid JSON", async () => {
+    const inputJson = '{"command": "printf X"';
+    const double = await start({
+      steps: [
+        { response: { events: [{ type: "tool_use", name: "Bash", input: {}, inputJson, chunks: 2 }] } },
+      ],
+    });
+    const events = await streamAnthropic(double, anthropicRequest("go"));
+    const partials = deltasOf(events, "input_json_delta", "partial_json");
+    expect(partials).toHaveLength(2);
+    expect(partials.join("")).toBe(inputJson);
+  });
+
   it("streams thinking with thinking_delta and signature_delta before the text block", async () => {
     const double = await start({
       steps: [

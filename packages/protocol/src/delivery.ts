@@ -30,7 +30,8 @@ const recordContext = {
  * - `result_queued`: Pi's result arrived before the handler; it waits for the handler.
  * - `undelivered`: seen while no Pi stream was open; flushed first on the next stream.
  * - `resolved`: the handler received Pi's result. Terminal.
- * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler). Terminal.
+ * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler, refused
+ *   arguments). Terminal.
  */
 export const LedgerState = z.enum([
   "emitted",
@@ -54,6 +55,8 @@ export const LedgerEvent = z.enum([
   "tool_use_undelivered",
   /** A `tool_use` block repeated an id the ledger already had; ignored. */
   "tool_use_duplicate",
+  /** A `tool_use` block whose arguments Pi cannot be given (not a JSON object): never forwarded. */
+  "tool_use_refused",
   /** An undelivered call was handed to a new Pi stream. */
   "flushed",
   /** The Pi stream carrying the call ended with `done`: Pi executes it. */
@@ -83,6 +86,8 @@ export const LedgerFailureReason = z.enum([
   "result_unclaimed",
   "handler_cancelled",
   "aborted",
+  /** Claude's arguments were not a JSON object; the call was never forwarded to Pi. */
+  "invalid_arguments",
 ]);
 export type LedgerFailureReason = z.infer<typeof LedgerFailureReason>;
 
