@@ -1,5 +1,6 @@
 import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, type StreamStall, ToolCallLedger } from "@bridgeworks/delivery-reconciler";
+import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
 import { ClaudeQuery, claudeEnvironment } from "./claude-query.js";
 import { ClaudeStreamReader, type ClaudeStreamSink, type ClaudeTurnOutcome } from "./claude-stream.js";
 import { renderUnseen } from "./content.js";
@@ -9,8 +10,11 @@ import type { AssistantEventStream } from "./event-stream.js";
 import type { ToolCallHandler } from "./mcp-tools.js";
 import type { NormalizedContext } from "./pi-adapter.js";
 import type { PiModel, PiStreamOptions } from "./pi-types.js";
+import { type QueryInputs, settingsOf } from "./query-inputs.js";
 import { planQuery, type QueryAction, type QueryEvent } from "./query-planner.js";
 import { type ConversationMessage, fingerprintOf, type QueryState } from "./query-state.js";
+import { type RateLimitState, rateLimitFields, rateLimitStatus } from "./rate-limits.js";
+import { claudeSessionOf, sessionRecordOf } from "./session-record.js";
 import { toolCallAnswerer } from "./tool-answers.js";
 import { PiTurn } from "./turn.js";
 
@@ -28,6 +32,8 @@ export interface BridgeSessionOptions {
   readonly runQuery: typeof sdkQuery;
   /** Human-readable warnings (stderr). */
   readonly warn: (line: string) => void;
+  /** Pi's provider status line for this session (rate limits); undefined clears it. */
+  readonly status: (text: string | undefined) => void;
 }
 
 /**
@@ -92,24 +98,33 @@ export class BridgeSession {
     }
 
     const messages = context.messages;
-    const settings = JSON.stringify([model.id, context.systemPrompt, streamOptions.reasoning ?? null]);
-    const action = this.apply({ type: "request", messages, settings });
+    const inputs: QueryInputs = {
+      model,
+      systemPrompt: context.systemPrompt,
+      tools: context.tools,
+      reasoning: streamOptions.reasoning,
+      env: streamOptions.env,
+    };
+    const action = this.apply({ type: "request", messages, settings: settingsOf(inputs) });
     const planned = this.state;
     switch (action.kind) {
-      case "continue":
-        this.live?.tools.setTools(context.tools);
-        this.live?.push(
-          renderUnseen(messages.slice(action.tellFrom).filter((message) => message.role !== "toolResult")),
-          action.midRound ? "next" : undefined,
-        );
+      case "continue": {
+        const live = this.live;
+        live?.tools.setTools(context.tools);
+        // Results of this query's own calls reached it through their handlers; anything else is told.
+        const unseen = messages
+          .slice(action.tellFrom)
+          .filter((message) => message.role !== "toolResult" || !live?.issued.has(message.toolCallId));
+        live?.push(renderUnseen(unseen), action.midRound ? "next" : undefined);
         break;
+      }
       case "resume":
       case "resume-at":
       case "fresh": {
         await this.closeLive();
         // An abort or a shutdown while the old query closed has already answered this turn.
         if (this.state !== planned) return;
-        const live = this.startQuery(model, context, streamOptions, action);
+        const live = this.startQuery(inputs, action, messages.length - action.tellFrom);
         live.push(renderUnseen(messages.slice(action.tellFrom)));
         break;
       }
@@ -117,6 +132,35 @@ export class BridgeSession {
         break;
     }
     turn.start();
+  }
+
+  /**
+   * Pi selected a claude-code model, or a session with one started: start the query the next request
+   * will continue (or keep the one running), telling it nothing, so no model request is made.
+   */
+  async prepare(inputs: QueryInputs): Promise<void> {
+    if (this.state.kind === "disposed" || this.turn?.isOpen || this.ledger.snapshot().liveCount > 0) return;
+    const action = this.apply({ type: "prepare", settings: settingsOf(inputs) });
+    if (action.kind !== "resume" && action.kind !== "resume-at" && action.kind !== "fresh") return;
+    const planned = this.state;
+    await this.closeLive();
+    if (this.state === planned) this.startQuery(inputs, action, 0, true);
+  }
+
+  /** Pi moved to another provider: Claude Code ends, its session stays resumable. */
+  async suspend(): Promise<void> {
+    this.run(this.apply({ type: "suspend" }));
+    await this.closed;
+  }
+
+  /** This Pi session's Claude session as recorded before this process started (`--continue`). */
+  restore(record: ClaudeSessionRecord): void {
+    this.apply({ type: "restore", claude: claudeSessionOf(record) });
+  }
+
+  /** What to record so a later process can resume this conversation: its last completed turn. */
+  get record(): ClaudeSessionRecord | undefined {
+    return sessionRecordOf(this.state);
   }
 
   /** Pi aborted the agent run (Esc, RPC `abort`): fail everything live and stop Claude Code. */
@@ -139,11 +183,6 @@ export class BridgeSession {
     this.ledger.dispose();
   }
 
-  /** Pids are the Agent SDK's business; this says whether a Claude Code process is meant to run. */
-  get hasLiveQuery(): boolean {
-    return this.live !== undefined && !this.live.isClosing;
-  }
-
   private apply(event: QueryEvent): QueryAction {
     const step = planQuery(this.state, event);
     this.state = step.state;
@@ -156,26 +195,28 @@ export class BridgeSession {
   }
 
   private startQuery(
-    model: PiModel,
-    context: NormalizedContext,
-    streamOptions: PiStreamOptions,
+    inputs: QueryInputs,
     action: Extract<QueryAction, { kind: "resume" | "resume-at" | "fresh" }>,
+    replayedMessages: number,
+    warm = false,
   ): ClaudeQuery {
-    const reader = new ClaudeStreamReader(this.streamSink());
+    const issued = new Set<string>();
+    const reader = new ClaudeStreamReader(this.streamSink(issued), () => this.options.clock.now());
     const live: ClaudeQuery = new ClaudeQuery(
       {
         runQuery: this.options.runQuery,
-        env: claudeEnvironment(this.options.env, streamOptions.env),
+        env: claudeEnvironment(this.options.env, inputs.env),
         cwd: this.options.cwd,
         claudeExecutable: this.options.claudeExecutable,
-        model: model.id,
-        systemPrompt: context.systemPrompt,
-        reasoning: streamOptions.reasoning,
+        model: inputs.model.id,
+        systemPrompt: inputs.systemPrompt,
+        reasoning: inputs.reasoning,
         resume:
           action.kind === "fresh"
             ? undefined
             : { sessionId: action.sessionId, ...(action.kind === "resume-at" ? { at: action.at } : {}) },
-        tools: context.tools,
+        tools: inputs.tools,
+        issued,
       },
       {
         onToolCall: this.answerToolCall,
@@ -192,19 +233,22 @@ export class BridgeSession {
       ...this.stamp(),
       resumed: action.kind !== "fresh",
       rewound: action.kind === "resume-at",
-      replayedMessages: context.messages.length - action.tellFrom,
+      replayedMessages,
+      ...(warm ? { warm } : {}),
     });
     return live;
   }
 
-  private streamSink(): ClaudeStreamSink {
+  private streamSink(issued: Set<string>): ClaudeStreamSink {
     return {
       openTurn: () => (this.turn?.isOpen ? this.turn : undefined),
       onSessionId: (sessionId) => this.run(this.apply({ type: "session_reported", sessionId })),
       onToolUse: (call) => {
+        issued.add(call.id);
         if (this.ledger.recordToolUse(call) === "stream" && this.turn?.isOpen) this.turn.pushToolCall(call);
       },
       onInvalidToolUse: ({ id, name, problem }) => {
+        issued.add(id);
         this.ledger.refuseToolUse(
           { id, name },
           `Tool call ${id} (${name}) was not run: ${problem}. Call the tool again with a JSON object of arguments.`,
@@ -218,14 +262,19 @@ export class BridgeSession {
       onNotice: (notice) => {
         if (notice.type === "api_retry")
           this.options.diag({ type: "claude_api_retry", ...this.stamp(), status: notice.status });
-        else if (notice.type === "rate_limit")
-          this.options.diag({ type: "claude_rate_limit", ...this.stamp(), status: notice.status });
+        else if (notice.type === "rate_limit") this.onRateLimit(notice.state);
         else this.options.diag({ type: "content_without_pi_stream", ...this.stamp(), block: notice.block });
       },
     };
   }
 
+  private onRateLimit(state: RateLimitState): void {
+    this.options.diag({ type: "claude_rate_limit", ...this.stamp(), ...rateLimitFields(state) });
+    this.options.status(rateLimitStatus(state, this.options.clock.now()));
+  }
+
   private onTurnEnd(outcome: ClaudeTurnOutcome): void {
+    if (!outcome.ok && outcome.limit) this.onRateLimit(outcome.limit);
     if (outcome.ok) {
       if (this.turn?.isOpen) this.finishTurn(outcome.stop);
       this.run(this.apply({ type: "turn_completed", uuid: outcome.uuid }));

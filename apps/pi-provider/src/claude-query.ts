@@ -24,6 +24,8 @@ export interface ClaudeQuerySpec {
   /** Claude's session to go on with, rewound to the chain entry `at` when given. */
   readonly resume: { readonly sessionId: string; readonly at?: string } | undefined;
   readonly tools: readonly PiTool[];
+  /** The ids of the tool calls this query's Claude made (filled by whoever reads its messages). */
+  readonly issued: Set<string>;
 }
 
 export interface ClaudeQueryHandlers {
@@ -37,6 +39,8 @@ export interface ClaudeQueryHandlers {
 
 const STDERR_TAIL_CHARS = 2_000;
 const INTERRUPT_GRACE_MS = 2_000;
+/** The SDK's cleanup waits up to 2 s for the process to exit after its input closed. */
+const EXIT_GRACE_MS = 5_000;
 /** The ledger's own deadlines end every wait; this only keeps Claude Code's from firing first. */
 const MCP_TOOL_TIMEOUT_MS = 2 * 60 * 60_000;
 
@@ -63,15 +67,18 @@ export function claudeEnvironment(
  */
 export class ClaudeQuery {
   readonly tools: PiToolServer;
+  readonly issued: ReadonlySet<string>;
   private readonly input = new PromptQueue();
   private readonly query: Query;
   private closing = false;
+  private closed: Promise<void> | undefined;
   private stderrTail = "";
 
   constructor(
     spec: ClaudeQuerySpec,
     private readonly handlers: ClaudeQueryHandlers,
   ) {
+    this.issued = spec.issued;
     this.tools = new PiToolServer(handlers.onToolCall);
     this.tools.setTools(spec.tools);
     this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
@@ -96,14 +103,21 @@ export class ClaudeQuery {
 
   /**
    * An interrupt ends the turn inside Claude Code (no further model request); close() then ends the
-   * process. A Claude Code too stuck to answer the interrupt is closed after a short wait.
+   * process. A Claude Code too stuck to answer the interrupt is closed after a short wait. Resolves
+   * once the process has exited (the SDK's own cleanup waits for that, bounded), so nothing outlives
+   * the Pi session that closes it.
    */
-  async close(): Promise<void> {
-    if (this.closing) return;
+  close(): Promise<void> {
+    this.closed ??= this.shutDown();
+    return this.closed;
+  }
+
+  private async shutDown(): Promise<void> {
     this.closing = true;
     await Promise.race([this.query.interrupt().catch(() => undefined), delay(INTERRUPT_GRACE_MS)]);
     this.input.close();
     this.query.close();
+    await Promise.race([this.query.return(undefined).catch(() => undefined), delay(EXIT_GRACE_MS)]);
   }
 
   private options(spec: ClaudeQuerySpec): Options {

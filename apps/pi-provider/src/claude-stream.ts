@@ -1,7 +1,8 @@
 import type { SDKAssistantMessageError, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { ToolCall } from "@bridgeworks/delivery-reconciler";
-import { apiErrorMessage } from "./errors.js";
+import { apiErrorMessage, usageLimitMessage } from "./errors.js";
 import { piToolName } from "./mcp-tools.js";
+import { isUsageLimitText, type RateLimitState, rateLimitState } from "./rate-limits.js";
 import { parseToolArguments } from "./tool-arguments.js";
 import type { AnthropicUsage, PiTurn } from "./turn.js";
 
@@ -11,7 +12,8 @@ type ResultMessage = Extract<SDKMessage, { type: "result" }>;
 /** How Claude's turn ended: `is_error` decides, never `subtype`. */
 export type ClaudeTurnOutcome =
   | { readonly ok: true; readonly stop: "stop" | "length"; readonly uuid: string | undefined }
-  | { readonly ok: false; readonly message: string };
+  /** `limit`: a subscription usage limit was reached (it resets after hours). */
+  | { readonly ok: false; readonly message: string; readonly limit?: RateLimitState };
 
 /** Where the reader sends what it understood of Claude Code's messages. */
 export interface ClaudeStreamSink {
@@ -29,7 +31,7 @@ export interface ClaudeStreamSink {
   readonly onNotice: (
     notice:
       | { type: "api_retry"; status: number | null }
-      | { type: "rate_limit"; status: string }
+      | { type: "rate_limit"; state: RateLimitState }
       | { type: "content_without_pi_stream"; block: string },
   ) => void;
 }
@@ -44,8 +46,12 @@ export class ClaudeStreamReader {
   private stopReason: string | null | undefined;
   /** Claude's last main-chain entry: where a later query can resume this conversation. */
   private lastChainUuid: string | undefined;
+  private rateLimit: RateLimitState | undefined;
 
-  constructor(private readonly sink: ClaudeStreamSink) {}
+  constructor(
+    private readonly sink: ClaudeStreamSink,
+    private readonly now: () => number,
+  ) {}
 
   read(message: SDKMessage): void {
     switch (message.type) {
@@ -74,7 +80,8 @@ export class ClaudeStreamReader {
         this.onResult(message);
         return;
       case "rate_limit_event":
-        this.sink.onNotice({ type: "rate_limit", status: message.rate_limit_info.status });
+        this.rateLimit = rateLimitState(message.rate_limit_info);
+        this.sink.onNotice({ type: "rate_limit", state: this.rateLimit });
         return;
       default:
         return;
@@ -150,6 +157,16 @@ export class ClaudeStreamReader {
       ("result" in result && result.result) ||
       ("errors" in result ? result.errors.join("; ") : "") ||
       result.subtype;
+    if (isUsageLimitText(detail)) {
+      const limit: RateLimitState = {
+        status: "rejected",
+        window: this.rateLimit?.window,
+        resetsAtMs: this.rateLimit?.resetsAtMs,
+        utilization: this.rateLimit?.utilization,
+      };
+      this.sink.onTurnEnd({ ok: false, message: usageLimitMessage(detail, limit, this.now()), limit });
+      return;
+    }
     this.sink.onTurnEnd({ ok: false, message: apiErrorMessage(apiError?.code, detail) });
   }
 }

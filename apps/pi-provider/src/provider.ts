@@ -1,5 +1,6 @@
 import { query } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, createSystemClock, idleTimeoutFromEnv } from "@bridgeworks/delivery-reconciler";
+import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
 import { BridgeSession } from "./bridge-session.js";
 import { resolveClaudeExecutable } from "./claude-executable.js";
 import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
@@ -7,6 +8,7 @@ import { AssistantEventStream } from "./event-stream.js";
 import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
 import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
 import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
+import type { QueryInputs } from "./query-inputs.js";
 import { PiTurn } from "./turn.js";
 
 export interface ClaudeCodeProviderOptions {
@@ -16,11 +18,24 @@ export interface ClaudeCodeProviderOptions {
   readonly runQuery?: typeof query;
   readonly diag?: DiagWriter;
   readonly warn?: (line: string) => void;
+  /** Where Pi shows provider status (its footer): Claude Code's rate-limit state, per Pi session. */
+  readonly status?: (sessionId: string, text: string | undefined) => void;
 }
 
 export interface ClaudeCodeProvider {
   readonly registration: ProviderRegistration;
-  /** Ends every Claude Code query and runs the quiescence check of every session. */
+  /**
+   * A Pi session selected a claude-code model (or started with one): start its Claude Code query
+   * ahead of the first prompt, telling it nothing (no model request until a prompt).
+   */
+  prepare(sessionId: string, inputs: QueryInputs): Promise<void>;
+  /** The Pi session moved to another provider: its Claude Code process ends, its session stays resumable. */
+  suspend(sessionId: string): Promise<void>;
+  /** A Pi session recorded by an earlier Pi process (`--continue`): resume that Claude session. */
+  restore(sessionId: string, record: ClaudeSessionRecord): void;
+  /** What to record in the Pi session so a later process resumes its Claude session. */
+  record(sessionId: string): ClaudeSessionRecord | undefined;
+  /** Ends every Claude Code query (waiting for each process to exit) and checks every session's quiescence. */
   dispose(): Promise<void>;
 }
 
@@ -51,6 +66,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         claudeExecutable,
         runQuery: options.runQuery ?? query,
         warn,
+        status: (text) => options.status?.(key, text),
       });
       sessions.set(key, session);
     }
@@ -101,6 +117,12 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       models: claudeCodeModels,
       streamSimple,
     },
+    prepare: (sessionId, inputs) => (idle.ok ? sessionFor(sessionId).prepare(inputs) : Promise.resolve()),
+    suspend: async (sessionId) => {
+      await sessions.get(sessionId)?.suspend();
+    },
+    restore: (sessionId, record) => sessionFor(sessionId).restore(record),
+    record: (sessionId) => sessions.get(sessionId)?.record,
     async dispose() {
       await Promise.all([...sessions.values()].map((session) => session.dispose()));
       sessions.clear();

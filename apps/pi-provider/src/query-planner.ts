@@ -16,6 +16,15 @@ export type QueryEvent =
       readonly messages: readonly ConversationMessage[];
       readonly settings: string;
     }
+  /**
+   * Pi selected a claude-code model, or a session with one started: have a query ready for the next
+   * request with these `settings`, telling it nothing yet (no model request before a prompt).
+   */
+  | { readonly type: "prepare"; readonly settings: string }
+  /** Pi moved to another provider: end the query, keep Claude's session to resume later. */
+  | { readonly type: "suspend" }
+  /** A Pi session served before this process started (`--continue`): its Claude session, as recorded. */
+  | { readonly type: "restore"; readonly claude: ClaudeSession }
   /** Pi's stream ended with Claude's message; Pi stores it as the last message of `checkpoint`. */
   | { readonly type: "answered"; readonly checkpoint: Checkpoint }
   /** Claude Code reported the id of the session the running query works on. */
@@ -37,8 +46,8 @@ export type QueryEventType = QueryEvent["type"];
  * What the session does about an event. `continue` writes Pi's messages from `tellFrom` into the
  * running query (`midRound`: they come with tool results, so they go ahead of them). `resume`,
  * `resume-at` and `fresh` close any running query and start one (on Claude's session, rewound to the
- * chain entry `at`, or on a new session) telling it Pi's messages from `tellFrom`. `close` ends the
- * running query.
+ * chain entry `at`, or on a new session) telling it Pi's messages from `tellFrom` (for a `prepare`,
+ * nothing yet: the next request continues from there). `close` ends the running query.
  */
 export type QueryAction =
   | { readonly kind: "none" }
@@ -61,6 +70,17 @@ export function planQuery(state: QueryState, event: QueryEvent): QueryStep {
   switch (event.type) {
     case "request":
       return planRequest(state, event.messages, event.settings);
+    case "prepare":
+      if (state.kind === "running" && state.settings === event.settings) return same(state);
+      return prepare(state, event.settings);
+    case "suspend":
+      return state.kind === "running"
+        ? { state: { kind: "idle", claude: state.claude, known: state.known }, action: { kind: "close" } }
+        : same(state);
+    case "restore":
+      return state.kind === "none"
+        ? { state: { kind: "diverged", claude: event.claude }, action: none }
+        : same(state);
     case "answered":
       return state.kind === "running"
         ? { state: { ...state, known: event.checkpoint }, action: none }
@@ -104,6 +124,8 @@ function planRequest(
       return start(undefined, undefined, messages, settings);
     case "diverged":
       return start(state.claude, undefined, messages, settings);
+    case "idle":
+      return start(state.claude, state.known, messages, settings);
     case "running": {
       if (matches(messages, state.known)) {
         // Mid tool round the query must go on (its handlers hold the results just delivered); a new
@@ -155,6 +177,43 @@ function start(
     };
   }
   return { state: running({ id: undefined, lastGood: undefined }), action: { kind: "fresh", tellFrom: 0 } };
+}
+
+/**
+ * A query started ahead of the next request: on Claude's session as it stands (the conversation it
+ * holds is the checkpoint the next request continues from), else fresh. Pi's history is not checked
+ * here; a request it does not continue restarts the query.
+ */
+function prepare(state: Exclude<QueryState, { kind: "disposed" }>, settings: string): QueryStep {
+  const claude = state.kind === "none" ? undefined : state.claude;
+  const known = state.kind === "running" || state.kind === "idle" ? state.known : undefined;
+  const running = (session: ClaudeSession, holds: Checkpoint): QueryState => ({
+    kind: "running",
+    claude: session,
+    known: holds,
+    settings,
+  });
+  if (claude?.id !== undefined && known) {
+    return {
+      state: running(claude, known),
+      action: { kind: "resume", sessionId: claude.id, tellFrom: known.length },
+    };
+  }
+  const lastGood = claude?.lastGood;
+  if (claude?.id !== undefined && lastGood) {
+    const tellFrom = lastGood.checkpoint.length;
+    return {
+      state: running(claude, lastGood.checkpoint),
+      action:
+        lastGood.uuid !== undefined
+          ? { kind: "resume-at", sessionId: claude.id, at: lastGood.uuid, tellFrom }
+          : { kind: "resume", sessionId: claude.id, tellFrom },
+    };
+  }
+  return {
+    state: running({ id: undefined, lastGood: undefined }, checkpointOf([])),
+    action: { kind: "fresh", tellFrom: 0 },
+  };
 }
 
 function same(state: QueryState): QueryStep {

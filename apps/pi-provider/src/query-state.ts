@@ -24,9 +24,12 @@ export interface ClaudeSession {
  * What one Pi session's Claude Code side is, as data (the planner's state):
  * - `none`: no Claude session yet; the next request starts a fresh one.
  * - `running`: a query runs whose conversation holds exactly Pi's first `known.length` messages, with
- *   `settings` (model, system prompt, thinking level) fixed at its start.
- * - `diverged`: no query runs and Claude's session holds a turn Pi's history does not (a failed or
- *   aborted one); only a rewind to `lastGood`, or a fresh session, matches Pi again.
+ *   `settings` (model, system prompt, thinking level, tools) fixed at its start.
+ * - `idle`: no query runs (Pi moved to another provider); Claude's session still holds exactly Pi's
+ *   first `known.length` messages and can be resumed as it is.
+ * - `diverged`: no query runs and Claude's session may hold a turn Pi's history does not (a failed or
+ *   aborted one, or whatever followed a restored record); only a rewind to `lastGood`, or a fresh
+ *   session, matches Pi again.
  * - `disposed`: the Pi session ended; nothing starts again.
  */
 export type QueryState =
@@ -37,6 +40,7 @@ export type QueryState =
       readonly known: Checkpoint;
       readonly settings: string;
     }
+  | { readonly kind: "idle"; readonly claude: ClaudeSession; readonly known: Checkpoint }
   | { readonly kind: "diverged"; readonly claude: ClaudeSession }
   | { readonly kind: "disposed" };
 

@@ -52,6 +52,7 @@ const states = {
     known: checkpointOf(firstTurn),
     settings: "A",
   },
+  idle: { kind: "idle", claude: { id: "session-S", lastGood: anchor }, known: checkpointOf(firstTurn) },
   diverged: { kind: "diverged", claude: { id: "session-S", lastGood: anchor } },
   "diverged, no completed turn": { kind: "diverged", claude: { id: "session-S", lastGood: undefined } },
   disposed: { kind: "disposed" },
@@ -71,6 +72,10 @@ const events = {
     settings: "A",
   },
   "request: nothing new": { type: "request", messages: [...firstTurn], settings: "A" },
+  "prepare: same settings": { type: "prepare", settings: "A" },
+  "prepare: new settings": { type: "prepare", settings: "B" },
+  suspend: { type: "suspend" },
+  restore: { type: "restore", claude: { id: "session-R", lastGood: anchor } },
   answered: { type: "answered", checkpoint: checkpointOf([...firstTurn, u2, a2]) },
   session_reported: { type: "session_reported", sessionId: "session-R" },
   turn_completed: { type: "turn_completed", uuid: "uuid-later" },
@@ -92,6 +97,7 @@ const resumeAtAnchor: QueryAction = {
   at: "uuid-after-one",
   tellFrom: 2,
 };
+const resumeKnown: QueryAction = { kind: "resume", sessionId: "session-S", tellFrom: 2 };
 
 /** Every state x event pair: the action, and the kind of the state after it. */
 const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>> = {
@@ -101,6 +107,10 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     "request: next prompt, new settings": [fresh, "running"],
     "request: rewritten history": [fresh, "running"],
     "request: nothing new": [fresh, "running"],
+    "prepare: same settings": [fresh, "running"],
+    "prepare: new settings": [fresh, "running"],
+    suspend: [none, "none"],
+    restore: [none, "diverged"],
     answered: [none, "none"],
     session_reported: [none, "none"],
     turn_completed: [none, "none"],
@@ -118,6 +128,10 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     ],
     "request: rewritten history": [fresh, "running"],
     "request: nothing new": [{ kind: "resume", sessionId: "session-S", tellFrom: 2 }, "running"],
+    "prepare: same settings": [none, "running"],
+    "prepare: new settings": [resumeKnown, "running"],
+    suspend: [close, "idle"],
+    restore: [none, "running"],
     answered: [none, "running"],
     session_reported: [none, "running"],
     turn_completed: [none, "running"],
@@ -132,6 +146,10 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     "request: next prompt, new settings": [fresh, "running"],
     "request: rewritten history": [fresh, "running"],
     "request: nothing new": [fresh, "running"],
+    "prepare: same settings": [none, "running"],
+    "prepare: new settings": [fresh, "running"],
+    suspend: [close, "idle"],
+    restore: [none, "running"],
     answered: [none, "running"],
     session_reported: [none, "running"],
     turn_completed: [none, "running"],
@@ -140,12 +158,34 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     query_ended: [none, "diverged"],
     dispose: [close, "disposed"],
   },
+  idle: {
+    "request: next prompt": [resumeKnown, "running"],
+    "request: tool results, new settings": [resumeKnown, "running"],
+    "request: next prompt, new settings": [resumeKnown, "running"],
+    "request: rewritten history": [fresh, "running"],
+    "request: nothing new": [resumeKnown, "running"],
+    "prepare: same settings": [resumeKnown, "running"],
+    "prepare: new settings": [resumeKnown, "running"],
+    suspend: [none, "idle"],
+    restore: [none, "idle"],
+    answered: [none, "idle"],
+    session_reported: [none, "idle"],
+    turn_completed: [none, "idle"],
+    turn_failed: [none, "idle"],
+    aborted: [none, "idle"],
+    query_ended: [none, "idle"],
+    dispose: [none, "disposed"],
+  },
   diverged: {
     "request: next prompt": [resumeAtAnchor, "running"],
     "request: tool results, new settings": [resumeAtAnchor, "running"],
     "request: next prompt, new settings": [resumeAtAnchor, "running"],
     "request: rewritten history": [fresh, "running"],
     "request: nothing new": [resumeAtAnchor, "running"],
+    "prepare: same settings": [resumeAtAnchor, "running"],
+    "prepare: new settings": [resumeAtAnchor, "running"],
+    suspend: [none, "diverged"],
+    restore: [none, "diverged"],
     answered: [none, "diverged"],
     session_reported: [none, "diverged"],
     turn_completed: [none, "diverged"],
@@ -160,6 +200,10 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     "request: next prompt, new settings": [fresh, "running"],
     "request: rewritten history": [fresh, "running"],
     "request: nothing new": [fresh, "running"],
+    "prepare: same settings": [fresh, "running"],
+    "prepare: new settings": [fresh, "running"],
+    suspend: [none, "diverged"],
+    restore: [none, "diverged"],
     answered: [none, "diverged"],
     session_reported: [none, "diverged"],
     turn_completed: [none, "diverged"],
@@ -174,6 +218,10 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     "request: next prompt, new settings": [none, "disposed"],
     "request: rewritten history": [none, "disposed"],
     "request: nothing new": [none, "disposed"],
+    "prepare: same settings": [none, "disposed"],
+    "prepare: new settings": [none, "disposed"],
+    suspend: [none, "disposed"],
+    restore: [none, "disposed"],
     answered: [none, "disposed"],
     session_reported: [none, "disposed"],
     turn_completed: [none, "disposed"],
@@ -185,12 +233,15 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
 };
 
 // The table names every state kind and every event type (a new one fails here until it has rows).
-const stateKinds = { none: true, running: true, diverged: true, disposed: true } satisfies Record<
+const stateKinds = { none: true, running: true, idle: true, diverged: true, disposed: true } satisfies Record<
   QueryStateKind,
   true
 >;
 const eventTypes = {
   request: true,
+  prepare: true,
+  suspend: true,
+  restore: true,
   answered: true,
   session_reported: true,
   turn_completed: true,
@@ -256,6 +307,39 @@ describe("what the planner remembers", () => {
       sessionId: "session-S",
       at: "uuid-after-one",
       tellFrom: 2,
+    });
+  });
+
+  test("a query prepared ahead of the first prompt is continued by it, which tells it everything", () => {
+    const warm = planQuery({ kind: "none" }, { type: "prepare", settings: "A" });
+    expect(warm.action).toEqual(fresh);
+    const first = planQuery(warm.state, { type: "request", messages: [u1], settings: "A" });
+    expect(first.action).toEqual({ kind: "continue", tellFrom: 0, midRound: false });
+    // One whose settings the request does not share is replaced (it has no session to resume yet).
+    expect(planQuery(warm.state, { type: "request", messages: [u1], settings: "B" }).action).toEqual(fresh);
+  });
+
+  test("a restored session is prepared rewound to its last completed turn; the next prompt continues there", () => {
+    const restored = planQuery(
+      { kind: "none" },
+      { type: "restore", claude: { id: "session-S", lastGood: anchor } },
+    );
+    const warm = planQuery(restored.state, { type: "prepare", settings: "A" });
+    expect(warm.action).toEqual(resumeAtAnchor);
+    const next = planQuery(warm.state, events["request: next prompt"]);
+    expect(next.action).toEqual({ kind: "continue", tellFrom: 2, midRound: false });
+    // A history that no longer holds that turn (compacted meanwhile) starts afresh.
+    expect(planQuery(warm.state, events["request: rewritten history"]).action).toEqual(fresh);
+  });
+
+  test("leaving claude-code and coming back resumes the same session where it was", () => {
+    const away = planQuery(states.running, { type: "suspend" });
+    const back = planQuery(away.state, { type: "prepare", settings: "A" });
+    expect(back.action).toEqual(resumeKnown);
+    expect(planQuery(back.state, events["request: next prompt"]).action).toEqual({
+      kind: "continue",
+      tellFrom: 2,
+      midRound: false,
     });
   });
 

@@ -118,6 +118,10 @@ export const StepResponse = z
     stopReason: StopReason.optional(),
     usage: ScriptUsage.optional(),
     error: ScriptError.optional(),
+    /** Extra response headers, on answers and errors alike (e.g. `anthropic-ratelimit-unified-*`). */
+    headers: z
+      .record(z.string().regex(/^[a-z0-9-]+$/, "header names are lower-case tokens"), z.string())
+      .optional(),
   })
   .superRefine((response, context) => {
     if ((response.events === undefined) === (response.error === undefined)) {

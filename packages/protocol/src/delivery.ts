@@ -258,6 +258,8 @@ export const ClaudeQueryStartedRecord = z.strictObject({
   rewound: z.boolean(),
   /** How many of Pi's messages were told to Claude in the first input (a transcript when not resumed). */
   replayedMessages: Count,
+  /** Started ahead of a prompt (a Pi session selected a claude-code model); nothing was told yet. */
+  warm: z.literal(true).optional(),
 });
 export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
 
@@ -277,11 +279,16 @@ export const ClaudeApiRetryRecord = z.strictObject({
 });
 export type ClaudeApiRetryRecord = z.infer<typeof ClaudeApiRetryRecord>;
 
-/** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`. */
+/** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`, with its window when it named one. */
 export const ClaudeRateLimitRecord = z.strictObject({
   type: z.literal("claude_rate_limit"),
   ...recordContext,
   status: z.string().min(1, "status must not be empty"),
+  /** e.g. `five_hour`, `seven_day`. */
+  rateLimitType: z.string().min(1, "rateLimitType must not be empty").optional(),
+  resetsAt: IsoTimestamp.optional(),
+  /** The window's use, 0..1. */
+  utilization: z.number().min(0).max(1).optional(),
 });
 export type ClaudeRateLimitRecord = z.infer<typeof ClaudeRateLimitRecord>;
 

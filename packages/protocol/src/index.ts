@@ -4,5 +4,6 @@ export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";
 export * from "./identity.js";
+export * from "./pi-session.js";
 export * from "./secret.js";
 export * from "./turn.js";
