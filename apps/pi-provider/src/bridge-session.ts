@@ -1,7 +1,7 @@
 import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, type StreamStall, ToolCallLedger } from "@bridgeworks/delivery-reconciler";
 import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
-import { ClaudeQuery, claudeEnvironment } from "./claude-query.js";
+import { ClaudeQuery } from "./claude-query.js";
 import { ClaudeStreamReader, type ClaudeStreamSink, type ClaudeTurnOutcome } from "./claude-stream.js";
 import { renderUnseen } from "./content.js";
 import type { DiagWriter } from "./diag-log.js";
@@ -10,12 +10,14 @@ import type { AssistantEventStream } from "./event-stream.js";
 import type { ToolCallHandler } from "./mcp-tools.js";
 import type { NormalizedContext } from "./pi-adapter.js";
 import type { PiModel, PiStreamOptions } from "./pi-types.js";
-import { type QueryInputs, settingsOf } from "./query-inputs.js";
+import { type QueryInputs, querySpec, settingsOf } from "./query-inputs.js";
 import { planQuery, type QueryAction, type QueryEvent } from "./query-planner.js";
 import { type ConversationMessage, fingerprintOf, type QueryState } from "./query-state.js";
-import { type RateLimitState, rateLimitFields, rateLimitStatus } from "./rate-limits.js";
+import { type RateLimitState, rateLimitStatus } from "./rate-limits.js";
+import { SessionDiag } from "./session-diag.js";
 import { claudeSessionOf, sessionRecordOf } from "./session-record.js";
 import { toolCallAnswerer } from "./tool-answers.js";
+import { refusedCallText } from "./tool-arguments.js";
 import { PiTurn } from "./turn.js";
 
 export interface BridgeSessionOptions {
@@ -47,12 +49,17 @@ export class BridgeSession {
   /** The query of a `running` state. */
   private live: ClaudeQuery | undefined;
   private closed: Promise<void> = Promise.resolve();
+  /** A query being started ahead of a prompt (its predecessor closing first). */
+  private starting: Promise<void> = Promise.resolve();
   /** The Pi stream open now, if any. */
   private turn: PiTurn | undefined;
   /** Pi messages in the context that opened the current turn (its answer becomes message #turnBase). */
   private turnBase = 0;
   private readonly watchedSignals = new WeakSet<AbortSignal>();
+  /** Pi left claude-code during a run: end the query when Claude's turn ends. */
+  private suspendAfterTurn = false;
   private readonly answerToolCall: ToolCallHandler;
+  private readonly diag: SessionDiag;
 
   constructor(private readonly options: BridgeSessionOptions) {
     this.ledger = new ToolCallLedger<ConversationMessage>({
@@ -63,6 +70,7 @@ export class BridgeSession {
       onStall: (stall) => this.onStall(stall),
     });
     this.answerToolCall = toolCallAnswerer(this.ledger);
+    this.diag = new SessionDiag(options.diag, options.clock, options.sessionKey);
   }
 
   /** One `streamSimple` call. Never throws: failures end `stream` with an error event. */
@@ -88,11 +96,7 @@ export class BridgeSession {
       );
     }
     if (flush.length > 0) {
-      this.options.diag({
-        type: "undelivered_tool_calls_flushed",
-        ...this.stamp(),
-        ids: flush.map((c) => c.id),
-      });
+      this.diag.flushed(flush.map((call) => call.id));
       for (const call of flush) turn.pushToolCall(call);
       return this.finishTurn("toolUse");
     }
@@ -105,17 +109,22 @@ export class BridgeSession {
       reasoning: streamOptions.reasoning,
       env: streamOptions.env,
     };
+    // A query started ahead may still be closing its predecessor: plan once it runs.
+    await this.starting;
+    if (this.turn !== turn) return;
     const action = this.apply({ type: "request", messages, settings: settingsOf(inputs) });
     const planned = this.state;
     switch (action.kind) {
       case "continue": {
         const live = this.live;
-        live?.tools.setTools(context.tools);
+        // Never expected (a running state has its query); a retryable error beats a stream that hangs.
+        if (!live) return this.failTurn("error", processEndedMessage("no Claude Code query was running"));
+        live.tools.setTools(context.tools);
         // Results of this query's own calls reached it through their handlers; anything else is told.
         const unseen = messages
           .slice(action.tellFrom)
-          .filter((message) => message.role !== "toolResult" || !live?.issued.has(message.toolCallId));
-        live?.push(renderUnseen(unseen), action.midRound ? "next" : undefined);
+          .filter((message) => message.role !== "toolResult" || !live.issued.has(message.toolCallId));
+        live.push(renderUnseen(unseen), action.midRound ? "next" : undefined);
         break;
       }
       case "resume":
@@ -139,18 +148,29 @@ export class BridgeSession {
    * will continue (or keep the one running), telling it nothing, so no model request is made.
    */
   async prepare(inputs: QueryInputs): Promise<void> {
-    if (this.state.kind === "disposed" || this.turn?.isOpen || this.ledger.snapshot().liveCount > 0) return;
+    this.suspendAfterTurn = false;
+    if (this.state.kind === "disposed" || this.busy) return;
     const action = this.apply({ type: "prepare", settings: settingsOf(inputs) });
     if (action.kind !== "resume" && action.kind !== "resume-at" && action.kind !== "fresh") return;
     const planned = this.state;
-    await this.closeLive();
-    if (this.state === planned) this.startQuery(inputs, action, 0, true);
+    this.starting = this.closeLive().then(() => {
+      if (this.state === planned) this.startQuery(inputs, action, 0, true);
+    });
+    await this.starting;
   }
 
   /** Pi moved to another provider: Claude Code ends, its session stays resumable. */
   async suspend(): Promise<void> {
+    // Mid-run (Pi switched models while Claude answers) the run goes on here; Claude Code ends with it.
+    this.suspendAfterTurn = this.busy;
+    if (this.suspendAfterTurn) return;
     this.run(this.apply({ type: "suspend" }));
     await this.closed;
+  }
+
+  /** A Pi stream is open or a tool call is live: the query must go on. */
+  private get busy(): boolean {
+    return this.turn?.isOpen === true || this.ledger.snapshot().liveCount > 0;
   }
 
   /** This Pi session's Claude session as recorded before this process started (`--continue`). */
@@ -202,40 +222,16 @@ export class BridgeSession {
   ): ClaudeQuery {
     const issued = new Set<string>();
     const reader = new ClaudeStreamReader(this.streamSink(issued), () => this.options.clock.now());
-    const live: ClaudeQuery = new ClaudeQuery(
-      {
-        runQuery: this.options.runQuery,
-        env: claudeEnvironment(this.options.env, inputs.env),
-        cwd: this.options.cwd,
-        claudeExecutable: this.options.claudeExecutable,
-        model: inputs.model.id,
-        systemPrompt: inputs.systemPrompt,
-        reasoning: inputs.reasoning,
-        resume:
-          action.kind === "fresh"
-            ? undefined
-            : { sessionId: action.sessionId, ...(action.kind === "resume-at" ? { at: action.at } : {}) },
-        tools: inputs.tools,
-        issued,
+    const live: ClaudeQuery = new ClaudeQuery(querySpec(this.options, inputs, action, issued), {
+      onToolCall: this.answerToolCall,
+      onMessage: (message) => {
+        this.ledger.noteActivity();
+        reader.read(message);
       },
-      {
-        onToolCall: this.answerToolCall,
-        onMessage: (message) => {
-          this.ledger.noteActivity();
-          reader.read(message);
-        },
-        onEnded: (detail) => this.onQueryEnded(live, detail),
-      },
-    );
-    this.live = live;
-    this.options.diag({
-      type: "claude_query_started",
-      ...this.stamp(),
-      resumed: action.kind !== "fresh",
-      rewound: action.kind === "resume-at",
-      replayedMessages,
-      ...(warm ? { warm } : {}),
+      onEnded: (detail) => this.onQueryEnded(live, detail),
     });
+    this.live = live;
+    this.diag.queryStarted(action, replayedMessages, warm);
     return live;
   }
 
@@ -249,10 +245,7 @@ export class BridgeSession {
       },
       onInvalidToolUse: ({ id, name, problem }) => {
         issued.add(id);
-        this.ledger.refuseToolUse(
-          { id, name },
-          `Tool call ${id} (${name}) was not run: ${problem}. Call the tool again with a JSON object of arguments.`,
-        );
+        this.ledger.refuseToolUse({ id, name }, refusedCallText(id, name, problem));
       },
       onMessageStop: () => {
         // Every tool_use block of the message is on the stream now: Pi may run them.
@@ -260,16 +253,15 @@ export class BridgeSession {
       },
       onTurnEnd: (outcome) => this.onTurnEnd(outcome),
       onNotice: (notice) => {
-        if (notice.type === "api_retry")
-          this.options.diag({ type: "claude_api_retry", ...this.stamp(), status: notice.status });
+        if (notice.type === "api_retry") this.diag.apiRetry(notice.status);
         else if (notice.type === "rate_limit") this.onRateLimit(notice.state);
-        else this.options.diag({ type: "content_without_pi_stream", ...this.stamp(), block: notice.block });
+        else this.diag.contentWithoutStream(notice.block);
       },
     };
   }
 
   private onRateLimit(state: RateLimitState): void {
-    this.options.diag({ type: "claude_rate_limit", ...this.stamp(), ...rateLimitFields(state) });
+    this.diag.rateLimit(state);
     this.options.status(rateLimitStatus(state, this.options.clock.now()));
   }
 
@@ -284,12 +276,13 @@ export class BridgeSession {
       this.run(this.apply({ type: "turn_failed" }));
     }
     this.ledger.checkQuiescence("turn_end");
+    if (this.suspendAfterTurn) void this.suspend();
   }
 
   private onQueryEnded(live: ClaudeQuery, detail: string): void {
     if (this.live !== live) return;
     this.live = undefined;
-    this.options.diag({ type: "claude_query_ended", ...this.stamp(), detail: detail.slice(0, 500) });
+    this.diag.queryEnded(detail);
     this.ledger.abort("Claude Code ended");
     this.run(this.apply({ type: "query_ended" }));
     if (this.turn?.isOpen) this.failTurn("error", processEndedMessage(detail));
@@ -332,11 +325,6 @@ export class BridgeSession {
       this.closed = Promise.all([this.closed, closing]).then(() => undefined);
     }
     return this.closed;
-  }
-
-  /** What each of this session's own diagnostics records carries after its type. */
-  private stamp(): { at: string; sessionId: string } {
-    return { at: new Date(this.options.clock.now()).toISOString(), sessionId: this.options.sessionKey };
   }
 
   private watchSignal(signal: AbortSignal | undefined): void {

@@ -39,6 +39,27 @@ export interface ClaudeCodeProvider {
   dispose(): Promise<void>;
 }
 
+export const WARM_START_VARIABLE = "CLAUDE_BRIDGE_WARM_START";
+
+/**
+ * `CLAUDE_BRIDGE_WARM_START`: `0`/`off`/`false` starts Claude Code only at a session's first prompt;
+ * unset, `1`/`on`/`true` start it when the session selects a claude-code model. Anything else is
+ * named in a warning and the default holds.
+ */
+export function warmStartFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; enabled: boolean } | { ok: false; enabled: true; error: string } {
+  const value = env[WARM_START_VARIABLE]?.trim().toLowerCase();
+  if (value === undefined || value === "" || value === "1" || value === "on" || value === "true")
+    return { ok: true, enabled: true };
+  if (value === "0" || value === "off" || value === "false") return { ok: true, enabled: false };
+  return {
+    ok: false,
+    enabled: true,
+    error: `${WARM_START_VARIABLE} must be 0, off, false, 1, on or true; got ${JSON.stringify(env[WARM_START_VARIABLE])}, so Claude Code starts ahead as by default`,
+  };
+}
+
 /** Sessions keyed by Pi's `sessionId`: each owns one long-lived Claude Code query. */
 export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): ClaudeCodeProvider {
   const warn = options.warn ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -48,6 +69,8 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       warn(`claude-code: diagnostics log unavailable: ${String(error)}`),
     );
   const idle = idleTimeoutFromEnv(options.env);
+  const warm = warmStartFromEnv(options.env);
+  if (!warm.ok) warn(`claude-code: ${warm.error}`);
   const clock = options.clock ?? createSystemClock();
   const claudeExecutable = resolveClaudeExecutable(options.env);
   const sessions = new Map<string, BridgeSession>();
@@ -117,7 +140,8 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       models: claudeCodeModels,
       streamSimple,
     },
-    prepare: (sessionId, inputs) => (idle.ok ? sessionFor(sessionId).prepare(inputs) : Promise.resolve()),
+    prepare: (sessionId, inputs) =>
+      idle.ok && warm.enabled ? sessionFor(sessionId).prepare(inputs) : Promise.resolve(),
     suspend: async (sessionId) => {
       await sessions.get(sessionId)?.suspend();
     },

@@ -23,3 +23,8 @@ export function parseToolArguments(json: string): ToolArguments {
   const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
   return { ok: false, problem: `its arguments are ${kind}, not a JSON object` };
 }
+
+/** What Claude is answered for a call whose arguments were refused. */
+export function refusedCallText(id: string, name: string, problem: string): string {
+  return `Tool call ${id} (${name}) was not run: ${problem}. Call the tool again with a JSON object of arguments.`;
+}
