@@ -8,7 +8,7 @@
 // Both sides run the same tool (bash `true`) in one warm `pi --mode rpc` each. Prints JSON.
 import { cacheStability, startModelDouble } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment } from "@bridgeworks/test-harness";
-import { piLines, providerArgs, stats } from "./pi-lines.mjs";
+import { piLines, startRpcPi, stats } from "./pi-lines.mjs";
 
 const warmup = Number(process.env.BENCH_WARMUP ?? 2);
 const samples = Number(process.env.BENCH_SAMPLES ?? 30);
@@ -50,30 +50,19 @@ async function measure(line, provider) {
   const double = await startModelDouble(script(total));
   const environment = createIsolatedEnvironment({ modelUrl: double.url, model: "claude-double" });
   try {
-    const pi = environment.spawn(
-      line.node,
-      [line.cli, "--mode", "rpc", "--no-session", "-ne", ...providerArgs(provider)],
-      {
-        keepStdinOpen: true,
-        env: {
-          PI_OFFLINE: "1",
-          PI_SKIP_VERSION_CHECK: "1",
-          CLAUDE_BRIDGE_DIAG_LOG: join(environment.root, "diag.log"),
-        },
-      },
-    );
+    const pi = startRpcPi(environment, line, provider);
     const roundTrips = [];
     for (let i = 0; i < total; i++) {
-      const ends = pi.stdout().split('"type":"agent_end"').length;
-      pi.child.stdin.write(`${JSON.stringify({ type: "prompt", message: `[bench-${i}] go` })}\n`);
-      await pi.waitForOutput((out) => out.split('"type":"agent_end"').length > ends, 60_000);
+      const from = pi.events().length;
+      pi.send({ type: "prompt", message: `[bench-${i}] go` });
+      await pi.waitFor((event) => event.type === "agent_end", from);
       const asked = double.requests.find((request) =>
         request.response.toolCalls.some((call) => call.id === `toolu_bench_${i}`),
       );
       const answered = double.requests.find((request) => hasToolResult(request.body, `toolu_bench_${i}`));
       if (!asked || !answered)
         throw new Error(
-          `${provider}: round ${i} did not reach the double twice: ${JSON.stringify(double.requests.map((r) => [r.path, r.response]))}\n${pi.stdout().slice(-2000)}\n${pi.stderr().slice(-2000)}`,
+          `${provider}: round ${i} did not reach the double twice: ${JSON.stringify(double.requests.map((r) => [r.path, r.response]))}\n${pi.process.stdout().slice(-2000)}\n${pi.process.stderr().slice(-2000)}`,
         );
       if (i >= warmup) roundTrips.push(answered.receivedAt - asked.receivedAt);
     }

@@ -1,11 +1,9 @@
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { CachePrefixEntry, RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
 import { textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import { cacheRow, conversationCache, explainRebuilds, reportCacheRow } from "./support/cache-check.js";
 import { lastAssistant, type PiLine, type PiProcess, piLines, textOf } from "./support/pi-driver.js";
-import { Scenario } from "./support/scenario.js";
+import { compactionScript, Scenario } from "./support/scenario.js";
 
 let scenario: Scenario | undefined;
 afterEach(async () => {
@@ -103,17 +101,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
     });
     const pi = scenario.pi(line);
     await turnsAnswered(pi, [["[one] first", "ONE"]]);
-    const from = pi.events().length;
-    pi.prompt("[cut] talk");
-    await pi.waitFor(
-      (event) =>
-        event.type === "message_update" &&
-        (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
-      60_000,
-      from,
-    );
-    pi.send({ type: "abort" });
-    await pi.waitForAgentEnd(from);
+    await pi.abortWhileStreaming("[cut] talk");
     await turnsAnswered(pi, [
       ["[three] third", "THREE"],
       ["[four] fourth", "FOUR"],
@@ -217,33 +205,21 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
   });
 
   test("Pi compaction", async () => {
-    scenario = await Scenario.start({
-      steps: [
-        textReply("[User]: [one] first", "HISTORY SUMMARY"),
-        textReply("[User]: [two] second", "TURN PREFIX SUMMARY"),
-        textReply("[one]", "ONE"),
-        textReply("[two]", "TWO"),
-        textReply("[three]", "THREE"),
-        textReply("[four]", "FOUR"),
-      ],
-    });
-    writeFileSync(
-      join(scenario.environment.piAgentDir, "settings.json"),
-      JSON.stringify({ compaction: { keepRecentTokens: 1 } }),
-    );
+    scenario = await Scenario.start(compactionScript());
+    scenario.keepAlmostNothingAtCompaction();
     const pi = scenario.pi(line);
     await turnsAnswered(pi, [
-      ["[one] first", "ONE"],
-      ["[two] second", "TWO"],
+      ["[one] first question", "ONE ANSWER"],
+      ["[two] second question", "TWO ANSWER"],
     ]);
     expect((await pi.call({ type: "compact" }, 90_000)).success).toBe(true);
     await turnsAnswered(pi, [
-      ["[three] third", "THREE"],
-      ["[four] fourth", "FOUR"],
+      ["[three] third question", "THREE ANSWER"],
+      ["[four] fourth question", "FOUR ANSWER"],
     ]);
     // Compaction rewrites the history: the first request after it may rebuild, nothing after it.
     const firstAfter = scenario.double.requests.find((request) =>
-      JSON.stringify(request.body).includes("[three] third"),
+      JSON.stringify(request.body).includes("[three] third question"),
     );
     await expectCacheStable(line, "Pi compaction", {
       count: 1,

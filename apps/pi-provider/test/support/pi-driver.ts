@@ -136,6 +136,23 @@ export class PiProcess {
   waitForAgentEnd(from: number, timeoutMs = 90_000): Promise<PiEvent> {
     return this.waitFor((event) => event.type === "agent_end", timeoutMs, from);
   }
+
+  /** Prompts, waits for the first streamed text delta, aborts, and waits for the run to end; returns
+   * the index of the prompt's first event. */
+  async abortWhileStreaming(prompt: string): Promise<number> {
+    const from = this.events().length;
+    this.prompt(prompt);
+    await this.waitFor(
+      (event) =>
+        event.type === "message_update" &&
+        (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
+      60_000,
+      from,
+    );
+    this.send({ type: "abort" });
+    await this.waitForAgentEnd(from);
+    return from;
+  }
 }
 
 export function diagLogPathOf(environment: IsolatedEnvironment): string {

@@ -1,4 +1,6 @@
-import { type ModelDouble, type Script, startModelDouble } from "@bridgeworks/model-double";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type ModelDouble, type Script, startModelDouble, textReply } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment, type IsolatedEnvironment } from "@bridgeworks/test-harness";
 import { expect } from "vitest";
 import {
@@ -75,6 +77,18 @@ export class Scenario {
     return readDiag(this.environment);
   }
 
+  /**
+   * Pi keeps almost nothing when it compacts: the cut falls inside the last turn, so Pi summarizes the
+   * history before it and that turn's prefix (Pi 0.73 asks for both at once, without a session id;
+   * Pi 1.x one by one).
+   */
+  keepAlmostNothingAtCompaction(): void {
+    writeFileSync(
+      join(this.environment.piAgentDir, "settings.json"),
+      JSON.stringify({ compaction: { keepRecentTokens: 1 } }),
+    );
+  }
+
   /** The quiescence check every e2e test ends with: no mismatch record was ever written. */
   expectQuiescent(): void {
     expect(mismatches(this.environment)).toEqual([]);
@@ -102,4 +116,21 @@ export class Scenario {
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Prompts `[one] first question` … `[four] fourth question` answered `ONE ANSWER` … `FOUR ANSWER`, and
+ * Pi's two summaries of a compaction after the second (they quote the conversation as `[User]: …`).
+ */
+export function compactionScript(): Script {
+  return {
+    steps: [
+      textReply("[User]: [one] first question", "HISTORY SUMMARY"),
+      textReply("[User]: [two] second question", "TURN PREFIX SUMMARY"),
+      textReply("[one]", "ONE ANSWER"),
+      textReply("[two]", "TWO ANSWER"),
+      textReply("[three]", "THREE ANSWER"),
+      textReply("[four]", "FOUR ANSWER"),
+    ],
+  };
 }
