@@ -9,20 +9,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appDir } from "./pi-lines.mjs";
 
+// `--report <file>` renders a report an earlier run wrote (PI_CACHE_REPORT=<file> on the e2e suite).
+const given =
+  process.argv.indexOf("--report") >= 0 ? process.argv[process.argv.indexOf("--report") + 1] : undefined;
 const dir = mkdtempSync(join(tmpdir(), "pi-cache-table-"));
-const report = join(dir, "cache.jsonl");
+const report = given ?? join(dir, "cache.jsonl");
 try {
   const repoRoot = join(appDir, "../..");
   const test = "apps/pi-provider/test/cache.e2e.test.ts";
-  const run = spawnSync(
-    join(repoRoot, "node_modules/.bin/vitest"),
-    ["run", "--project", "pi-provider", test],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, PI_CACHE_REPORT: report },
-      stdio: ["ignore", 2, 2],
-    },
-  );
+  const run = given
+    ? { status: existsSync(given) ? 0 : 2 }
+    : spawnSync(join(repoRoot, "node_modules/.bin/vitest"), ["run", "--project", "pi-provider", test], {
+        cwd: repoRoot,
+        env: { ...process.env, PI_CACHE_REPORT: report },
+        stdio: ["ignore", 2, 2],
+      });
+  if (given && !existsSync(given)) process.stderr.write(`cache-table: no report at ${given}\n`);
   const rows = existsSync(report)
     ? readFileSync(report, "utf8")
         .split("\n")

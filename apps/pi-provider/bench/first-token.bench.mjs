@@ -13,7 +13,7 @@ import { startModelDouble } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment } from "@bridgeworks/test-harness";
 import { delay, isTextDelta, piLines, providerArgs, providerEnv, startRpcPi, stats } from "./pi-lines.mjs";
 
-const samples = Number(process.env.BENCH_SAMPLES ?? 7);
+const samples = Number(process.env.BENCH_FIRST_TOKEN_SAMPLES ?? 7);
 const thinkMs = Number(process.env.BENCH_THINK_MS ?? 1000);
 const withinMs = 150;
 const script = {

@@ -252,11 +252,10 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
       /^<conversation_so_far>\n\[user\]\n\[other\] first question\n\[assistant\]\nOTHER PROVIDER ANSWER\n<\/conversation_so_far>$/,
     );
     expect(blocks[1]!.text).toBe("[claude] second question");
-    // Pi's three messages were told (the two earlier ones and the prompt), to a query that resumed nothing.
+    // Selecting claude-code started one query ahead of the prompt, on no Claude session; the prompt
+    // told it Pi's three messages (the request above).
     const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
-    expect(starts).toEqual([
-      expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
-    ]);
+    expect(starts).toEqual([expect.objectContaining({ resumed: false, rewound: false, warm: true })]);
 
     // The next prompt continues that Claude session: history grows by exactly the new turn, and
     // the transcript is not told again.
@@ -309,11 +308,11 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     expect(blocks[1]!.text).toBe("[three] third question");
     const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
     const conversation = starts[0]!.sessionId;
-    // Each summary had a Claude Code of its own; the conversation's query started twice: for [one],
-    // and fresh after the compaction, telling Pi's three messages.
+    // Each summary had a Claude Code of its own; the conversation's query started twice: ahead of
+    // [one], and fresh after the compaction, telling Pi's three messages.
     expect(starts.filter((record) => record.sessionId !== conversation)).toHaveLength(2);
     expect(starts.filter((record) => record.sessionId === conversation)).toEqual([
-      expect.objectContaining({ resumed: false, replayedMessages: 1 }),
+      expect.objectContaining({ resumed: false, replayedMessages: 0, warm: true }),
       expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
     ]);
 
