@@ -273,7 +273,7 @@ export class BridgeSession {
     } else {
       if (this.turn?.isOpen) this.failTurn("error", outcome.message);
       else this.options.warn(outcome.message);
-      this.run(this.apply({ type: "turn_failed" }));
+      this.run(this.apply({ type: outcome.sessionLost ? "session_lost" : "turn_failed" }));
     }
     this.ledger.checkQuiescence("turn_end");
     if (this.suspendAfterTurn) void this.suspend();

@@ -1,6 +1,6 @@
 import type { SDKAssistantMessageError, SDKMessage } from "@anthropic-ai/claude-agent-sdk";
 import type { ToolCall } from "@bridgeworks/delivery-reconciler";
-import { apiErrorMessage, usageLimitMessage } from "./errors.js";
+import { apiErrorMessage, sessionLostMessage, usageLimitMessage } from "./errors.js";
 import { piToolName } from "./mcp-tools.js";
 import { isUsageLimitText, type RateLimitState, rateLimitState } from "./rate-limits.js";
 import { parseToolArguments } from "./tool-arguments.js";
@@ -12,8 +12,16 @@ type ResultMessage = Extract<SDKMessage, { type: "result" }>;
 /** How Claude's turn ended: `is_error` decides, never `subtype`. */
 export type ClaudeTurnOutcome =
   | { readonly ok: true; readonly stop: "stop" | "length"; readonly uuid: string | undefined }
-  /** `limit`: a subscription usage limit was reached (it resets after hours). */
-  | { readonly ok: false; readonly message: string; readonly limit?: RateLimitState };
+  /**
+   * `limit`: a subscription usage limit was reached (it resets after hours). `sessionLost`: the Claude
+   * session to resume does not exist (any more).
+   */
+  | {
+      readonly ok: false;
+      readonly message: string;
+      readonly limit?: RateLimitState;
+      readonly sessionLost?: true;
+    };
 
 /** Where the reader sends what it understood of Claude Code's messages. */
 export interface ClaudeStreamSink {
@@ -157,6 +165,10 @@ export class ClaudeStreamReader {
       ("result" in result && result.result) ||
       ("errors" in result ? result.errors.join("; ") : "") ||
       result.subtype;
+    if (/No conversation found with session ID/.test(detail)) {
+      this.sink.onTurnEnd({ ok: false, message: sessionLostMessage(detail), sessionLost: true });
+      return;
+    }
     if (isUsageLimitText(detail)) {
       const limit: RateLimitState = {
         status: "rejected",

@@ -34,6 +34,14 @@ export function usageLimitMessage(detail: string, limit: RateLimitState | undefi
   return `Claude Code: usage quota exceeded (${limitName(limit?.window)})${reset}. ${detail.trim()}`;
 }
 
+/**
+ * Claude Code has no transcript of the session it was asked to resume (deleted, cleaned up after its
+ * retention period): retryable, and the retry tells Pi's history to a new Claude session.
+ */
+export function sessionLostMessage(detail: string): string {
+  return `Claude Code could not resume the conversation (${detail.trim()}); request terminated, a retry starts a new Claude session`;
+}
+
 /** Claude Code stopped answering (exited, crashed): retryable, Pi starts it again. */
 export function processEndedMessage(detail: string): string {
   return `Claude Code process terminated unexpectedly; retry: ${detail.trim() || "no detail"}`;

@@ -37,6 +37,8 @@ export type QueryEvent =
   | { readonly type: "aborted" }
   /** The running query's Claude Code ended on its own. */
   | { readonly type: "query_ended" }
+  /** Claude Code no longer has the Claude session (its transcript is gone): nothing can resume it. */
+  | { readonly type: "session_lost" }
   /** The Pi session ended. */
   | { readonly type: "dispose" };
 
@@ -109,6 +111,8 @@ export function planQuery(state: QueryState, event: QueryEvent): QueryStep {
       return state.kind === "running"
         ? { state: { kind: "diverged", claude: state.claude }, action: none }
         : same(state);
+    case "session_lost":
+      return { state: { kind: "none" }, action: state.kind === "running" ? { kind: "close" } : none };
     case "dispose":
       return { state: { kind: "disposed" }, action: state.kind === "running" ? { kind: "close" } : none };
   }

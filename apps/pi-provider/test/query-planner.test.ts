@@ -82,6 +82,7 @@ const events = {
   turn_failed: { type: "turn_failed" },
   aborted: { type: "aborted" },
   query_ended: { type: "query_ended" },
+  session_lost: { type: "session_lost" },
   dispose: { type: "dispose" },
 } satisfies Record<string, QueryEvent>;
 
@@ -117,6 +118,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [none, "none"],
     aborted: [none, "none"],
     query_ended: [none, "none"],
+    session_lost: [none, "none"],
     dispose: [none, "disposed"],
   },
   running: {
@@ -138,6 +140,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [close, "diverged"],
     aborted: [close, "diverged"],
     query_ended: [none, "diverged"],
+    session_lost: [close, "none"],
     dispose: [close, "disposed"],
   },
   "running, session not reported yet": {
@@ -156,6 +159,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [close, "diverged"],
     aborted: [close, "diverged"],
     query_ended: [none, "diverged"],
+    session_lost: [close, "none"],
     dispose: [close, "disposed"],
   },
   idle: {
@@ -174,6 +178,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [none, "idle"],
     aborted: [none, "idle"],
     query_ended: [none, "idle"],
+    session_lost: [none, "none"],
     dispose: [none, "disposed"],
   },
   diverged: {
@@ -192,6 +197,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [none, "diverged"],
     aborted: [none, "diverged"],
     query_ended: [none, "diverged"],
+    session_lost: [none, "none"],
     dispose: [none, "disposed"],
   },
   "diverged, no completed turn": {
@@ -210,6 +216,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [none, "diverged"],
     aborted: [none, "diverged"],
     query_ended: [none, "diverged"],
+    session_lost: [none, "none"],
     dispose: [none, "disposed"],
   },
   disposed: {
@@ -228,6 +235,7 @@ const table: Record<StateName, Record<EventName, [QueryAction, QueryStateKind]>>
     turn_failed: [none, "disposed"],
     aborted: [none, "disposed"],
     query_ended: [none, "disposed"],
+    session_lost: [none, "disposed"],
     dispose: [none, "disposed"],
   },
 };
@@ -248,6 +256,7 @@ const eventTypes = {
   turn_failed: true,
   aborted: true,
   query_ended: true,
+  session_lost: true,
   dispose: true,
 } satisfies Record<QueryEventType, true>;
 

@@ -2,7 +2,12 @@ import { describe, expect, test } from "vitest";
 import { resolveClaudeExecutable } from "../src/claude-executable.js";
 import { renderUnseen, toMcpToolResult } from "../src/content.js";
 import { diagLogPath } from "../src/diag-log.js";
-import { apiErrorMessage, processEndedMessage, usageLimitMessage } from "../src/errors.js";
+import {
+  apiErrorMessage,
+  processEndedMessage,
+  sessionLostMessage,
+  usageLimitMessage,
+} from "../src/errors.js";
 import { AssistantEventStream } from "../src/event-stream.js";
 import claudeCodeExtension from "../src/index.js";
 import {
@@ -210,6 +215,12 @@ describe("errors are worded for Pi's auto-retry", () => {
 
   test("a Claude Code process that ended is retryable", () => {
     expect(processEndedMessage("exit code 1")).toMatch(piRetryable);
+  });
+
+  test("a Claude session Claude Code no longer has is retryable (the retry starts a new one)", () => {
+    const message = sessionLostMessage("No conversation found with session ID: 3f0c1d2e");
+    expect(message).toMatch(piRetryable);
+    expect(message).not.toMatch(pi1NonRetryable);
   });
 
   test("a subscription usage limit is not retried by either Pi line, and says which limit and when it resets", () => {

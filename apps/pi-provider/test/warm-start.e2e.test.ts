@@ -1,3 +1,5 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { lastUserText, offeredTools, textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import {
@@ -116,6 +118,43 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     expect(queryStarts(scenario).at(-1)).toMatchObject({ warm: true, resumed: false });
     // The new session's request carries nothing of the old one.
     expect(JSON.stringify(modelRequests(scenario.double).at(-1)!.body)).not.toContain("[old] first");
+    scenario.expectQuiescent();
+  });
+
+  test("pi --continue on a Claude session Claude Code no longer has: one retry, then a new Claude session told the history", async () => {
+    scenario = await Scenario.start({ steps: [textReply("[one]", "ONE"), textReply("[two]", "TWO")] });
+    const first = scenario.pi(line, { persistSession: true });
+    expect(textOf(lastAssistant(await scenario.turn(first, "[one] first")))).toBe("ONE");
+    expect(await scenario.endPi(first)).toEqual([]);
+    // Claude Code's transcripts are gone (deleted, or cleaned up after their retention period).
+    rmSync(join(scenario.environment.claudeConfigDir, "projects"), { recursive: true, force: true });
+
+    const again = scenario.pi(line, { persistSession: true, extraArgs: ["--continue"] });
+    const from = again.events().length;
+    again.prompt("[two] second");
+    await again.waitFor(
+      () => {
+        const run = again.events().slice(from);
+        const answered = run.findIndex(
+          (event) =>
+            event.type === "message_end" && textOf(event.message as Record<string, unknown>) === "TWO",
+        );
+        return answered >= 0 && run.slice(answered).some((event) => event.type === "agent_end");
+      },
+      90_000,
+      from,
+    );
+    const retries = again.events().filter((event) => event.type === "auto_retry_start");
+    expect(retries).toEqual([
+      expect.objectContaining({
+        errorMessage: expect.stringContaining("No conversation found with session ID"),
+      }),
+    ]);
+    // The new session was told Pi's history: the first turn, once, as a transcript.
+    const told = JSON.stringify(modelRequests(scenario.double).at(-1)!.body);
+    expect(told.split("[one] first")).toHaveLength(2);
+    expect(told).toContain("<conversation_so_far>");
+    expect(queryStarts(scenario).at(-1)).toMatchObject({ resumed: false });
     scenario.expectQuiescent();
   });
 
