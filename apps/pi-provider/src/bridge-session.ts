@@ -231,6 +231,9 @@ export class BridgeSession {
       onEnded: (detail) => this.onQueryEnded(live, detail),
     });
     this.live = live;
+    // Claude Code says nothing for seconds while it starts (bounded by the SDK's initialize timeout);
+    // that is not a stalled stream.
+    this.ledger.expectSilenceUntil(live.started);
     this.diag.queryStarted(action, replayedMessages, warm);
     return live;
   }

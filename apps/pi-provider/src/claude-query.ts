@@ -68,6 +68,8 @@ export function claudeEnvironment(
 export class ClaudeQuery {
   readonly tools: PiToolServer;
   readonly issued: ReadonlySet<string>;
+  /** Settles once Claude Code has answered the SDK's initialize (or failed to): it is up. */
+  readonly started: Promise<void>;
   private readonly input = new PromptQueue();
   private readonly query: Query;
   private closing = false;
@@ -82,6 +84,8 @@ export class ClaudeQuery {
     this.tools = new PiToolServer(handlers.onToolCall);
     this.tools.setTools(spec.tools);
     this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
+    const initialized = (this.query as Partial<Query>).initializationResult?.();
+    this.started = initialized ? initialized.then(noop, noop) : Promise.resolve();
     void this.consume();
   }
 
@@ -173,3 +177,5 @@ export class ClaudeQuery {
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
+
+function noop(): void {}

@@ -13,7 +13,7 @@ interface FakeRun {
 }
 
 /** A Claude Code stand-in: answers every user message (once `gate` opens) with one text reply and a result. */
-function fakeClaudeCode(runs: FakeRun[], gate: () => Promise<void> = async () => {}) {
+function fakeClaudeCode(runs: FakeRun[], gate: () => Promise<void> = async () => {}, startupMs = 0) {
   return ({
     prompt,
     options,
@@ -24,7 +24,10 @@ function fakeClaudeCode(runs: FakeRun[], gate: () => Promise<void> = async () =>
     const run: FakeRun = { options: options ?? {}, prompts: [], closed: false };
     runs.push(run);
     const sessionId = options?.resume ?? `session-${runs.length}`;
+    // Claude Code says nothing until it has started.
+    const started = new Promise<void>((resolve) => setTimeout(resolve, startupMs));
     async function* messages(): AsyncGenerator<SDKMessage, void> {
+      await started;
       yield { type: "system", subtype: "init", session_id: sessionId } as unknown as SDKMessage;
       for await (const user of prompt as AsyncIterable<SDKUserMessage>) {
         if (run.closed) return;
@@ -57,6 +60,7 @@ function fakeClaudeCode(runs: FakeRun[], gate: () => Promise<void> = async () =>
     }
     const generator = messages();
     return Object.assign(generator, {
+      initializationResult: () => started,
       interrupt: async () => undefined,
       close: () => {
         run.closed = true;
@@ -279,6 +283,26 @@ describe("a query started ahead of the first prompt", () => {
       [{ type: "text", text: "two" }],
     ]);
     expect(provider.record("s")).toMatchObject({ claudeSessionId: "session-1", checkpoint: { length: 4 } });
+    await provider.dispose();
+  });
+});
+
+describe("the idle watchdog and a Claude Code that is still starting", () => {
+  test("a first prompt to a Claude Code slower to start than the idle timeout is answered, not failed as a stall", async () => {
+    const runs: FakeRun[] = [];
+    const records: Array<{ type: string }> = [];
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "200ms" },
+      cwd: "/",
+      diag: (record) => records.push(record),
+      runQuery: fakeClaudeCode(runs, undefined, 900),
+    });
+    const answer = await provider.registration
+      .streamSimple(model, { systemPrompt: "sys", messages: [user("one", 1)] }, { sessionId: "s" })
+      .result();
+    expect(answer.stopReason).toBe("stop");
+    expect(answer.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(records.filter((record) => record.type === "stream_idle_timeout")).toEqual([]);
     await provider.dispose();
   });
 });

@@ -144,6 +144,8 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   private streamOpen = false;
   private turnActive = false;
   private disposed = false;
+  /** Silences no call shows, announced by `expectSilenceUntil` and not over yet. */
+  private expectedSilences = 0;
 
   constructor(private readonly options: ToolCallLedgerOptions) {
     this.clock = options.clock;
@@ -157,7 +159,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     this.watchdog = new IdleWatchdog({
       clock: this.clock,
       timeoutMs,
-      isSuppressed: () => this.live.size > 0,
+      isSuppressed: () => this.live.size > 0 || this.expectedSilences > 0,
       onStall: (stall) => this.reportStall(stall),
     });
   }
@@ -318,6 +320,21 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
       this.rearm(entry);
       this.watchdog.reevaluate();
     });
+  }
+
+  /**
+   * Claude Code is busy in a way no call shows (it is still starting up): the watchdog keeps quiet
+   * until `over` settles and counts silence from then on. Whatever bounds `over` bounds the wait.
+   */
+  expectSilenceUntil(over: Promise<unknown>): void {
+    if (this.disposed) return;
+    this.expectedSilences += 1;
+    this.watchdog.reevaluate();
+    const end = () => {
+      this.expectedSilences -= 1;
+      if (!this.disposed) this.watchdog.reevaluate();
+    };
+    over.then(end, end);
   }
 
   /** Any output from Claude Code (stream events, messages): resets the idle watchdog. */
