@@ -6,40 +6,12 @@
 //                -> streamSimple -> ledger -> MCP answer -> Claude Code -> double
 //   built-in:    double -> Pi's Anthropic client -> Pi runs the tool -> Pi's Anthropic client -> double
 // Both sides run the same tool (bash `true`) in one warm `pi --mode rpc` each. Prints JSON.
-import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { startModelDouble } from "@bridgeworks/model-double";
-import { createIsolatedEnvironment, resolveRealClient } from "@bridgeworks/test-harness";
+import { cacheStability, startModelDouble } from "@bridgeworks/model-double";
+import { createIsolatedEnvironment } from "@bridgeworks/test-harness";
+import { piLines, startRpcPi, stats } from "./pi-lines.mjs";
 
-const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
-const repoRoot = join(appDir, "../..");
 const warmup = Number(process.env.BENCH_WARMUP ?? 2);
 const samples = Number(process.env.BENCH_SAMPLES ?? 30);
-
-function piLines() {
-  const legacy = resolveRealClient("pi");
-  const lines = [{ name: `pi ${legacy.version}`, node: process.execPath, cli: legacy.executable }];
-  const node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/ensure-node24.mjs")], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-  }).trim();
-  const require = createRequire(join(appDir, "package.json"));
-  for (const dir of require.resolve.paths("@earendil-works/pi-coding-agent") ?? []) {
-    const manifestPath = join(dir, "@earendil-works/pi-coding-agent/package.json");
-    if (!existsSync(manifestPath)) continue;
-    const manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
-    lines.push({
-      name: `pi ${manifest.version}`,
-      node: node24,
-      cli: join(dirname(manifestPath), manifest.bin.pi),
-    });
-    break;
-  }
-  return lines;
-}
 
 function script(total) {
   const steps = [];
@@ -78,51 +50,29 @@ async function measure(line, provider) {
   const double = await startModelDouble(script(total));
   const environment = createIsolatedEnvironment({ modelUrl: double.url, model: "claude-double" });
   try {
-    const args =
-      provider === "claude-code"
-        ? ["-e", appDir, "--provider", "claude-code", "--model", "sonnet"]
-        : ["--provider", "double", "--model", "claude-double"];
-    const pi = environment.spawn(line.node, [line.cli, "--mode", "rpc", "--no-session", "-ne", ...args], {
-      keepStdinOpen: true,
-      env: {
-        PI_OFFLINE: "1",
-        PI_SKIP_VERSION_CHECK: "1",
-        CLAUDE_BRIDGE_DIAG_LOG: join(environment.root, "diag.log"),
-      },
-    });
+    const pi = startRpcPi(environment, line, provider);
     const roundTrips = [];
     for (let i = 0; i < total; i++) {
-      const ends = pi.stdout().split('"type":"agent_end"').length;
-      pi.child.stdin.write(`${JSON.stringify({ type: "prompt", message: `[bench-${i}] go` })}\n`);
-      await pi.waitForOutput((out) => out.split('"type":"agent_end"').length > ends, 60_000);
+      const from = pi.events().length;
+      pi.send({ type: "prompt", message: `[bench-${i}] go` });
+      await pi.waitFor((event) => event.type === "agent_end", from);
       const asked = double.requests.find((request) =>
         request.response.toolCalls.some((call) => call.id === `toolu_bench_${i}`),
       );
       const answered = double.requests.find((request) => hasToolResult(request.body, `toolu_bench_${i}`));
       if (!asked || !answered)
         throw new Error(
-          `${provider}: round ${i} did not reach the double twice: ${JSON.stringify(double.requests.map((r) => [r.path, r.response]))}\n${pi.stdout().slice(-2000)}\n${pi.stderr().slice(-2000)}`,
+          `${provider}: round ${i} did not reach the double twice: ${JSON.stringify(double.requests.map((r) => [r.path, r.response]))}\n${pi.process.stdout().slice(-2000)}\n${pi.process.stderr().slice(-2000)}`,
         );
       if (i >= warmup) roundTrips.push(answered.receivedAt - asked.receivedAt);
     }
-    return stats(roundTrips);
+    // Every prompt of the run is one conversation: how often did its cached prompt prefix break?
+    const cache = cacheStability(double.requests);
+    return { ...stats(roundTrips), cache: { requests: cache.requests.length, rebuilds: cache.rebuilds } };
   } finally {
     await environment.dispose();
     await double.close();
   }
-}
-
-function stats(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  return {
-    samples: sorted.length,
-    medianMs: at(0.5),
-    p90Ms: at(0.9),
-    p99Ms: at(0.99),
-    minMs: sorted[0],
-    maxMs: sorted.at(-1),
-  };
 }
 
 const results = [];

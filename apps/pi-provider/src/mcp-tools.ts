@@ -55,15 +55,27 @@ export class PiToolServer {
     });
   }
 
-  /** Pi's active tools for the next request; Claude Code re-lists them when they changed. */
+  /**
+   * Pi's active tools for the next request, listed by name so their order in Pi never changes the
+   * bytes Claude Code sends (a prompt-cache prefix); Claude Code re-lists them when they changed.
+   */
   setTools(tools: readonly PiTool[]): void {
-    const key = JSON.stringify(tools.map((tool) => [tool.name, tool.description, tool.parameters]));
+    const key = toolsKey(tools);
     if (key === this.toolsKey) return;
     const wasSet = this.toolsKey !== "";
-    this.tools = [...tools];
+    this.tools = byName(tools);
     this.toolsKey = key;
     if (wasSet) this.server.sendToolListChanged().catch(() => {});
   }
+}
+
+/** Pi's tools as Claude Code is shown them, whatever their order in Pi. */
+export function toolsKey(tools: readonly PiTool[]): string {
+  return JSON.stringify(byName(tools).map((tool) => [tool.name, tool.description, tool.parameters]));
+}
+
+function byName(tools: readonly PiTool[]): PiTool[] {
+  return [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 export function piToolName(claudeToolName: string): string {

@@ -32,7 +32,37 @@ export interface ProviderModelRegistration {
 /** The slice of Pi's `ExtensionAPI` used here (identical on both lines). */
 export interface PiExtensionHost {
   registerProvider(name: string, config: ProviderRegistration): void;
-  on?(event: string, handler: (...args: unknown[]) => unknown): void;
+  on?(event: PiEventName, handler: (event: PiExtensionEvent, context: PiExtensionContext) => unknown): void;
+  appendEntry?(customType: string, data?: unknown): void;
+  getActiveTools?(): string[];
+  getAllTools?(): readonly PiTool[];
+  getThinkingLevel?(): string;
+}
+
+export type PiEventName =
+  | "session_start"
+  | "session_shutdown"
+  | "model_select"
+  | "thinking_level_select"
+  | "agent_end";
+
+/** The fields of Pi's extension events read here (`model_select` carries the models). */
+export interface PiExtensionEvent {
+  readonly type: string;
+  readonly model?: PiModel;
+  readonly previousModel?: PiModel;
+}
+
+/** The slice of Pi's `ExtensionContext` read here. */
+export interface PiExtensionContext {
+  readonly model?: PiModel | undefined;
+  readonly hasUI?: boolean;
+  readonly ui?: { setStatus(key: string, text: string | undefined): void };
+  readonly sessionManager: {
+    getSessionId(): string;
+    getBranch(): readonly { type: string; customType?: string; data?: unknown }[];
+  };
+  getSystemPrompt(): string;
 }
 
 export interface NormalizedContext {

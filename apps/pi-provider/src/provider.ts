@@ -1,5 +1,6 @@
 import { query } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, createSystemClock, idleTimeoutFromEnv } from "@bridgeworks/delivery-reconciler";
+import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
 import { BridgeSession } from "./bridge-session.js";
 import { resolveClaudeExecutable } from "./claude-executable.js";
@@ -8,6 +9,7 @@ import { AssistantEventStream } from "./event-stream.js";
 import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
 import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
 import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
+import type { QueryInputs } from "./query-inputs.js";
 import { PiTurn } from "./turn.js";
 
 export interface ClaudeCodeProviderOptions {
@@ -17,12 +19,46 @@ export interface ClaudeCodeProviderOptions {
   readonly runQuery?: typeof query;
   readonly diag?: DiagWriter;
   readonly warn?: (line: string) => void;
+  /** Where Pi shows provider status (its footer): Claude Code's rate-limit state, per Pi session. */
+  readonly status?: (sessionId: string, text: string | undefined) => void;
 }
 
 export interface ClaudeCodeProvider {
   readonly registration: ProviderRegistration;
-  /** Ends every Claude Code query and runs the quiescence check of every session. */
+  /**
+   * A Pi session selected a claude-code model (or started with one): start its Claude Code query
+   * ahead of the first prompt, telling it nothing (no model request until a prompt).
+   */
+  prepare(sessionId: string, inputs: QueryInputs): Promise<void>;
+  /** The Pi session moved to another provider: its Claude Code process ends, its session stays resumable. */
+  suspend(sessionId: string): Promise<void>;
+  /** A Pi session recorded by an earlier Pi process (`--continue`): resume that Claude session. */
+  restore(sessionId: string, record: ClaudeSessionRecord): void;
+  /** What to record in the Pi session so a later process resumes its Claude session. */
+  record(sessionId: string): ClaudeSessionRecord | undefined;
+  /** Ends every Claude Code query (waiting for each process to exit) and checks every session's quiescence. */
   dispose(): Promise<void>;
+}
+
+export const WARM_START_VARIABLE = "CLAUDE_BRIDGE_WARM_START";
+
+/**
+ * `CLAUDE_BRIDGE_WARM_START`: `0`/`off`/`false` starts Claude Code only at a session's first prompt;
+ * unset, `1`/`on`/`true` start it when the session selects a claude-code model. Anything else is
+ * named in a warning and the default holds.
+ */
+export function warmStartFromEnv(
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; enabled: boolean } | { ok: false; enabled: true; error: string } {
+  const value = env[WARM_START_VARIABLE]?.trim().toLowerCase();
+  if (value === undefined || value === "" || value === "1" || value === "on" || value === "true")
+    return { ok: true, enabled: true };
+  if (value === "0" || value === "off" || value === "false") return { ok: true, enabled: false };
+  return {
+    ok: false,
+    enabled: true,
+    error: `${WARM_START_VARIABLE} must be 0, off, false, 1, on or true; got ${JSON.stringify(env[WARM_START_VARIABLE])}, so Claude Code starts ahead as by default`,
+  };
 }
 
 /** Sessions keyed by Pi's `sessionId`: each owns one long-lived Claude Code query. */
@@ -34,6 +70,8 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       warn(`claude-code: diagnostics log unavailable: ${String(error)}`),
     );
   const idle = idleTimeoutFromEnv(options.env);
+  const warm = warmStartFromEnv(options.env);
+  if (!warm.ok) warn(`claude-code: ${warm.error}`);
   const clock = options.clock ?? createSystemClock();
   const claudeExecutable = resolveClaudeExecutable(options.env);
   const sessions = new Map<string, BridgeSession>();
@@ -52,6 +90,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         claudeExecutable,
         runQuery: options.runQuery ?? query,
         warn,
+        status: (text) => options.status?.(key, text),
       });
       sessions.set(key, session);
     }
@@ -99,6 +138,13 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       models: claudeCodeModels,
       streamSimple,
     },
+    prepare: (sessionId, inputs) =>
+      idle.ok && warm.enabled ? sessionFor(sessionId).prepare(inputs) : Promise.resolve(),
+    suspend: async (sessionId) => {
+      await sessions.get(sessionId)?.suspend();
+    },
+    restore: (sessionId, record) => sessionFor(sessionId).restore(record),
+    record: (sessionId) => sessions.get(sessionId)?.record,
     async dispose() {
       await Promise.all([...sessions.values()].map((session) => session.dispose()));
       sessions.clear();

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
@@ -376,6 +376,66 @@ describe.each(piLines(inject("node24")))("$name: tool-call delivery", (line) => 
     const diag = scenario.diag();
     expect(diag.filter((record) => record.type === "claude_query_started")).toHaveLength(1);
     expect(diag.filter((record) => record.type === "content_without_pi_stream")).toEqual([]);
+    scenario.expectQuiescent();
+  });
+
+  test("tool arguments that are not a JSON object never run in Pi: Claude hears why, and the turn goes on", async () => {
+    const ran = "printf RAN > ran.txt";
+    scenario = await Scenario.start({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[bad-args]" },
+          response: {
+            events: [
+              // Cut off mid-object: Claude Code answers it itself (InputValidationError).
+              {
+                type: "tool_use",
+                id: "toolu_cut",
+                nameFrom: bash,
+                input: {},
+                inputJson: `{"command": "${ran}"`,
+              },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_cut" },
+          response: {
+            events: [
+              // Valid JSON but an array: Claude Code spreads it into {"0": ...} and calls the handler.
+              { type: "tool_use", id: "toolu_array", nameFrom: bash, input: {}, inputJson: `["${ran}"]` },
+            ],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_array" },
+          response: { events: [{ type: "text", text: "GAVE UP" }] },
+        },
+      ],
+    });
+    const pi = scenario.pi(line);
+    const events = await scenario.turn(pi, "[bad-args] run it");
+
+    expect(executedIds(events)).toEqual([]);
+    expect(existsSync(join(scenario.environment.workspace, "ran.txt"))).toBe(false);
+    expect(lastAssistant(events)).toMatchObject({ stopReason: "stop" });
+    expect(textOf(lastAssistant(events))).toBe("GAVE UP");
+    const results = modelRequests(scenario.double).at(-1)!.body;
+    expect(toolResultBlock(results, "toolu_cut")).toMatchObject({ is_error: true });
+    expect(toolResultText(results, "toolu_cut")).toContain("InputValidationError");
+    expect(toolResultBlock(results, "toolu_array")).toMatchObject({ is_error: true });
+    expect(toolResultText(results, "toolu_array")).toBe(
+      "Tool call toolu_array (bash) was not run: its arguments are an array, not a JSON object. Call the tool again with a JSON object of arguments.",
+    );
+    const refused = scenario
+      .diag()
+      .filter(
+        (record) => record.type === "tool_call_ledger_transition" && record.event === "tool_use_refused",
+      );
+    expect(refused.map((record) => [record.toolCallId, record.reason])).toEqual([
+      ["toolu_cut", "invalid_arguments"],
+      ["toolu_array", "invalid_arguments"],
+    ]);
     scenario.expectQuiescent();
   });
 });

@@ -16,7 +16,7 @@ import {
   textOf,
   toolResultBlock,
 } from "./support/pi-driver.js";
-import { Scenario } from "./support/scenario.js";
+import { compactionScript, Scenario } from "./support/scenario.js";
 
 let scenario: Scenario | undefined;
 afterEach(async () => {
@@ -25,23 +25,6 @@ afterEach(async () => {
 });
 
 const bash = { endsWith: "__bash" };
-
-/** Prompts, waits for the first streamed text delta, aborts, and waits for the run to end; returns
- * the index of the prompt's first event. */
-async function abortWhileStreaming(pi: PiProcess, prompt: string): Promise<number> {
-  const from = pi.events().length;
-  pi.prompt(prompt);
-  await pi.waitFor(
-    (event) =>
-      event.type === "message_update" &&
-      (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
-    60_000,
-    from,
-  );
-  pi.send({ type: "abort" });
-  await pi.waitForAgentEnd(from);
-  return from;
-}
 
 // A 2x2 red PNG.
 const PNG =
@@ -127,7 +110,7 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
       ],
     });
     const pi = scenario.pi(line);
-    const from = await abortWhileStreaming(pi, "[stream] talk");
+    const from = await pi.abortWhileStreaming("[stream] talk");
     expect(lastAssistant(pi.events().slice(from))?.stopReason).toBe("aborted");
     expect(await noClaudeLeft(pi)).toEqual([]);
 
@@ -208,7 +191,7 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     });
     const pi = scenario.pi(line);
     await scenario.turn(pi, "[one] first question");
-    await abortWhileStreaming(pi, "[stream] talk");
+    await pi.abortWhileStreaming("[stream] talk");
     const third = await scenario.turn(pi, "[three] third question");
     expect(textOf(lastAssistant(third))).toBe("THIRD ANSWER");
 
@@ -269,11 +252,10 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
       /^<conversation_so_far>\n\[user\]\n\[other\] first question\n\[assistant\]\nOTHER PROVIDER ANSWER\n<\/conversation_so_far>$/,
     );
     expect(blocks[1]!.text).toBe("[claude] second question");
-    // Pi's three messages were told (the two earlier ones and the prompt), to a query that resumed nothing.
+    // Selecting claude-code started one query ahead of the prompt, on no Claude session; the prompt
+    // told it Pi's three messages (the request above).
     const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
-    expect(starts).toEqual([
-      expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
-    ]);
+    expect(starts).toEqual([expect.objectContaining({ resumed: false, rewound: false, warm: true })]);
 
     // The next prompt continues that Claude session: history grows by exactly the new turn, and
     // the transcript is not told again.
@@ -289,23 +271,8 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
   });
 
   test("after Pi compacts (a split turn, two summaries), the compacted history is told to a fresh Claude session; the next prompt continues it", async () => {
-    scenario = await Scenario.start({
-      steps: [
-        // Pi's summarization requests quote the conversation as `[User]: …`.
-        textReply("[User]: [one] first question", "HISTORY SUMMARY"),
-        textReply("[User]: [two] second question", "TURN PREFIX SUMMARY"),
-        textReply("[one]", "ONE ANSWER"),
-        textReply("[two]", "TWO ANSWER"),
-        textReply("[three]", "THREE ANSWER"),
-        textReply("[four]", "FOUR ANSWER"),
-      ],
-    });
-    // Keep almost nothing: the cut falls inside the last turn, so Pi summarizes the history before it
-    // and that turn's prefix (Pi 0.73 asks for both at once, without a session id; Pi 1.x one by one).
-    writeFileSync(
-      join(scenario.environment.piAgentDir, "settings.json"),
-      JSON.stringify({ compaction: { keepRecentTokens: 1 } }),
-    );
+    scenario = await Scenario.start(compactionScript());
+    scenario.keepAlmostNothingAtCompaction();
     const pi = scenario.pi(line);
     await scenario.turn(pi, "[one] first question");
     await scenario.turn(pi, "[two] second question");
@@ -341,11 +308,11 @@ describe.each(piLines(inject("node24")))("$name: lifecycle", (line) => {
     expect(blocks[1]!.text).toBe("[three] third question");
     const starts = scenario.diag().filter((record) => record.type === "claude_query_started");
     const conversation = starts[0]!.sessionId;
-    // Each summary had a Claude Code of its own; the conversation's query started twice: for [one],
-    // and fresh after the compaction, telling Pi's three messages.
+    // Each summary had a Claude Code of its own; the conversation's query started twice: ahead of
+    // [one], and fresh after the compaction, telling Pi's three messages.
     expect(starts.filter((record) => record.sessionId !== conversation)).toHaveLength(2);
     expect(starts.filter((record) => record.sessionId === conversation)).toEqual([
-      expect.objectContaining({ resumed: false, replayedMessages: 1 }),
+      expect.objectContaining({ resumed: false, replayedMessages: 0, warm: true }),
       expect.objectContaining({ resumed: false, rewound: false, replayedMessages: 3 }),
     ]);
 

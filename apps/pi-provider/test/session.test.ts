@@ -12,8 +12,8 @@ interface FakeRun {
   closed: boolean;
 }
 
-/** A Claude Code stand-in: answers every user message with one text reply and a result. */
-function fakeClaudeCode(runs: FakeRun[]) {
+/** A Claude Code stand-in: answers every user message (once `gate` opens) with one text reply and a result. */
+function fakeClaudeCode(runs: FakeRun[], gate: () => Promise<void> = async () => {}, startupMs = 0) {
   return ({
     prompt,
     options,
@@ -24,11 +24,15 @@ function fakeClaudeCode(runs: FakeRun[]) {
     const run: FakeRun = { options: options ?? {}, prompts: [], closed: false };
     runs.push(run);
     const sessionId = options?.resume ?? `session-${runs.length}`;
+    // Claude Code says nothing until it has started.
+    const started = new Promise<void>((resolve) => setTimeout(resolve, startupMs));
     async function* messages(): AsyncGenerator<SDKMessage, void> {
+      await started;
       yield { type: "system", subtype: "init", session_id: sessionId } as unknown as SDKMessage;
       for await (const user of prompt as AsyncIterable<SDKUserMessage>) {
         if (run.closed) return;
         run.prompts.push(user);
+        await gate();
         const event = (e: unknown) =>
           ({ type: "stream_event", parent_tool_use_id: null, event: e }) as unknown as SDKMessage;
         yield event({ type: "message_start", message: { usage: { input_tokens: 10, output_tokens: 0 } } });
@@ -56,6 +60,7 @@ function fakeClaudeCode(runs: FakeRun[]) {
     }
     const generator = messages();
     return Object.assign(generator, {
+      initializationResult: () => started,
       interrupt: async () => undefined,
       close: () => {
         run.closed = true;
@@ -72,13 +77,13 @@ const model: PiModel = {
 };
 const user = (text: string, timestamp: number): UserMessage => ({ role: "user", content: text, timestamp });
 
-function setup() {
+function setup(gate?: () => Promise<void>) {
   const runs: FakeRun[] = [];
   const provider = createClaudeCodeProvider({
     env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0" },
     cwd: "/",
     diag: () => {},
-    runQuery: fakeClaudeCode(runs),
+    runQuery: fakeClaudeCode(runs, gate),
   });
   const ask = (
     messages: UserMessage[] | Parameters<typeof provider.registration.streamSimple>[1]["messages"],
@@ -166,6 +171,138 @@ describe("one Claude Code query per Pi session", () => {
       [{ type: "text", text: "one" }],
       [{ type: "text", text: "two" }],
     ]);
+    await provider.dispose();
+  });
+});
+
+describe("a query started ahead of the first prompt", () => {
+  const inputs = { model, systemPrompt: "sys", tools: [], reasoning: undefined };
+
+  test("prepare starts Claude Code telling it nothing; the first prompt goes to that query", async () => {
+    const { runs, provider, ask } = setup();
+    await provider.prepare("s", inputs);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.prompts).toEqual([]);
+    await provider.prepare("s", inputs);
+    expect(runs).toHaveLength(1);
+    const first = await ask([user("one", 1)], { sessionId: "s" });
+    expect(first.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.prompts.map((prompt) => prompt.message.content)).toEqual([
+      [{ type: "text", text: "one" }],
+    ]);
+    await provider.dispose();
+    expect(runs[0]!.closed).toBe(true);
+  });
+
+  test("a first request with other settings replaces the prepared query", async () => {
+    const { runs, provider } = setup();
+    await provider.prepare("s", inputs);
+    await provider.registration
+      .streamSimple(model, { systemPrompt: "another", messages: [user("one", 1)] }, { sessionId: "s" })
+      .result();
+    expect(runs.map((run) => [run.closed, run.prompts.length])).toEqual([
+      [true, 0],
+      [false, 1],
+    ]);
+    await provider.dispose();
+  });
+
+  test("CLAUDE_BRIDGE_WARM_START=0 starts Claude Code at the first prompt only; a bad value is named", async () => {
+    const runs: FakeRun[] = [];
+    const warnings: string[] = [];
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0", CLAUDE_BRIDGE_WARM_START: "0" },
+      cwd: "/",
+      diag: () => {},
+      runQuery: fakeClaudeCode(runs),
+    });
+    await provider.prepare("s", inputs);
+    expect(runs).toEqual([]);
+    await provider.dispose();
+    createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_WARM_START: "later" },
+      cwd: "/",
+      diag: () => {},
+      warn: (line) => warnings.push(line),
+    });
+    expect(warnings).toEqual([
+      expect.stringContaining('CLAUDE_BRIDGE_WARM_START must be 0, off, false, 1, on or true; got "later"'),
+    ]);
+  });
+
+  test("a prompt sent while the query started for a new model still replaces the old one goes to the new query", async () => {
+    const { runs, provider, ask } = setup();
+    const first = await ask([user("one", 1)], { sessionId: "s" });
+    const opus: PiModel = { ...model, id: "opus" };
+    const switching = provider.prepare("s", { ...inputs, model: opus });
+    const second = await provider.registration
+      .streamSimple(
+        opus,
+        { systemPrompt: "sys", messages: [user("one", 1), first, user("two", 3)] },
+        { sessionId: "s" },
+      )
+      .result();
+    await switching;
+    expect(second.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(runs.map((run) => [run.options.model, run.closed, run.prompts.length])).toEqual([
+      ["sonnet", true, 1],
+      ["opus", false, 1],
+    ]);
+    await provider.dispose();
+  });
+
+  test("Pi leaving claude-code during a run: the run is answered, then Claude Code ends", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const { runs, provider, ask } = setup(() => gate);
+    const answer = ask([user("one", 1)], { sessionId: "s" });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await provider.suspend("s");
+    expect(runs[0]!.closed).toBe(false);
+    open();
+    expect((await answer).content).toEqual([{ type: "text", text: "reply 1" }]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(runs[0]!.closed).toBe(true);
+    await provider.dispose();
+  });
+
+  test("suspend ends the query; prepare resumes the same Claude session without telling it anything again", async () => {
+    const { runs, provider, ask } = setup();
+    const first = await ask([user("one", 1)], { sessionId: "s" });
+    await provider.suspend("s");
+    expect(runs[0]!.closed).toBe(true);
+    await provider.prepare("s", inputs);
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.options.resume).toBe("session-1");
+    await ask([user("one", 1), first, user("two", 3)], { sessionId: "s" });
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.prompts.map((prompt) => prompt.message.content)).toEqual([
+      [{ type: "text", text: "two" }],
+    ]);
+    expect(provider.record("s")).toMatchObject({ claudeSessionId: "session-1", checkpoint: { length: 4 } });
+    await provider.dispose();
+  });
+});
+
+describe("the idle watchdog and a Claude Code that is still starting", () => {
+  test("a first prompt to a Claude Code slower to start than the idle timeout is answered, not failed as a stall", async () => {
+    const runs: FakeRun[] = [];
+    const records: Array<{ type: string }> = [];
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "200ms" },
+      cwd: "/",
+      diag: (record) => records.push(record),
+      runQuery: fakeClaudeCode(runs, undefined, 900),
+    });
+    const answer = await provider.registration
+      .streamSimple(model, { systemPrompt: "sys", messages: [user("one", 1)] }, { sessionId: "s" })
+      .result();
+    expect(answer.stopReason).toBe("stop");
+    expect(answer.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(records.filter((record) => record.type === "stream_idle_timeout")).toEqual([]);
     await provider.dispose();
   });
 });

@@ -2,7 +2,12 @@ import { describe, expect, test } from "vitest";
 import { resolveClaudeExecutable } from "../src/claude-executable.js";
 import { renderUnseen, toMcpToolResult } from "../src/content.js";
 import { diagLogPath } from "../src/diag-log.js";
-import { apiErrorMessage, processEndedMessage } from "../src/errors.js";
+import {
+  apiErrorMessage,
+  processEndedMessage,
+  sessionLostMessage,
+  usageLimitMessage,
+} from "../src/errors.js";
 import { AssistantEventStream } from "../src/event-stream.js";
 import claudeCodeExtension from "../src/index.js";
 import {
@@ -13,11 +18,17 @@ import {
 } from "../src/pi-adapter.js";
 import type { AssistantMessageEvent, PiContext, PiModel } from "../src/pi-types.js";
 import { createClaudeCodeProvider } from "../src/provider.js";
+import { isUsageLimitText, rateLimitState, rateLimitStatus } from "../src/rate-limits.js";
 import { emptyUsage } from "../src/turn.js";
 
 // Pi 0.73.1's auto-retry test (agent-session.js `_isRetryableError`), and the same in Pi 1.6.
 const piRetryable =
   /overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|http2 request did not get a response|timed? out|timeout|terminated|retry delay/i;
+
+// Pi 1.6's account-limit errors it never retries (pi-ai 1.6.0 dist/utils/retry.js
+// NON_RETRYABLE_PROVIDER_LIMIT_ERROR_PATTERN), the part a Claude usage limit can match.
+const pi1NonRetryable =
+  /Monthly usage limit reached|insufficient_quota|out of budget|quota exceeded|billing/i;
 
 const tool = { name: "bash", description: "run", parameters: { type: "object", properties: {} } };
 
@@ -204,6 +215,60 @@ describe("errors are worded for Pi's auto-retry", () => {
 
   test("a Claude Code process that ended is retryable", () => {
     expect(processEndedMessage("exit code 1")).toMatch(piRetryable);
+  });
+
+  test("a Claude session Claude Code no longer has is retryable (the retry starts a new one)", () => {
+    const message = sessionLostMessage("No conversation found with session ID: 3f0c1d2e");
+    expect(message).toMatch(piRetryable);
+    expect(message).not.toMatch(pi1NonRetryable);
+  });
+
+  test("a subscription usage limit is not retried by either Pi line, and says which limit and when it resets", () => {
+    const now = Date.parse("2026-12-01T12:00:00Z");
+    const limit = rateLimitState({
+      status: "rejected",
+      rateLimitType: "five_hour",
+      resetsAt: now / 1000 + 7_260,
+    });
+    const text = "You've hit your 5-hour limit · resets 2:01pm (UTC)";
+    const message = usageLimitMessage(text, limit, now);
+    expect(message).toBe(
+      `Claude Code: usage quota exceeded (5-hour limit); it resets 14:01 UTC (in 2h 1m). ${text}`,
+    );
+    expect(message).not.toMatch(piRetryable);
+    expect(message).toMatch(pi1NonRetryable);
+    expect(isUsageLimitText(text)).toBe(true);
+    expect(isUsageLimitText("API Error: Request rejected (429)")).toBe(false);
+  });
+});
+
+describe("rate limits in Pi's status line", () => {
+  const now = Date.parse("2026-12-01T12:00:00Z");
+  test.each([
+    [{ status: "allowed" }, undefined],
+    [
+      {
+        status: "allowed_warning",
+        rateLimitType: "five_hour",
+        utilization: 0.91,
+        resetsAt: now / 1000 + 3_540,
+      },
+      "Claude Code: 91% of 5-hour limit used · resets 12:59 UTC (in 59m)",
+    ],
+    [
+      // Percent instead of a fraction, milliseconds instead of seconds, another day.
+      {
+        status: "allowed_warning",
+        rateLimitType: "seven_day",
+        utilization: 85,
+        resetsAt: now + 3 * 86_400_000,
+      },
+      "Claude Code: 85% of weekly limit used · resets 2026-12-04 12:00 UTC (in 3d 0h)",
+    ],
+    [{ status: "rejected", rateLimitType: "seven_day_opus" }, "Claude Code: weekly Opus limit reached"],
+    [{ status: "allowed_warning" }, "Claude Code: usage limit nearly used"],
+  ])("%j -> %s", (info, expected) => {
+    expect(rateLimitStatus(rateLimitState(info), now)).toBe(expected);
   });
 });
 

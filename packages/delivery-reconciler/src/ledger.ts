@@ -144,6 +144,8 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   private streamOpen = false;
   private turnActive = false;
   private disposed = false;
+  /** Silences no call shows, announced by `expectSilenceUntil` and not over yet. */
+  private expectedSilences = 0;
 
   constructor(private readonly options: ToolCallLedgerOptions) {
     this.clock = options.clock;
@@ -157,7 +159,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     this.watchdog = new IdleWatchdog({
       clock: this.clock,
       timeoutMs,
-      isSuppressed: () => this.live.size > 0,
+      isSuppressed: () => this.live.size > 0 || this.expectedSilences > 0,
       onStall: (stall) => this.reportStall(stall),
     });
   }
@@ -218,6 +220,33 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     this.rearm(entry);
     this.watchdog.reevaluate();
     return this.streamOpen ? "stream" : "undelivered";
+  }
+
+  /**
+   * A `tool_use` block whose arguments cannot go to Pi (Claude streamed JSON that does not parse, or
+   * is not an object). Pi never gets the call; its handler, waiting or still to come, is answered with
+   * `text` as an error result, so nothing waits on it.
+   */
+  refuseToolUse(call: { readonly id: string; readonly name: string }, text: string): "refused" | "duplicate" {
+    this.assertUsable("refuseToolUse");
+    const id = parseToolCallId(call.id, "toolCall.id");
+    const archived = this.archive.get(id);
+    if (archived) {
+      this.recordArchived(id, archived, "tool_use_duplicate");
+      return "duplicate";
+    }
+    const existing = this.round.get(id);
+    if (existing && (existing.progress !== "unseen" || existing.settled)) {
+      this.record(existing, "tool_use_duplicate", stateOf(existing));
+      return "duplicate";
+    }
+    const entry = existing ?? this.newEntry(id);
+    const from = existing ? stateOf(existing) : null;
+    entry.call = { id, name: call.name, arguments: undefined };
+    this.fail(entry, "invalid_arguments", failure(id, "invalid_arguments", text, true));
+    this.record(entry, "tool_use_refused", from, { reason: "invalid_arguments" });
+    this.watchdog.reevaluate();
+    return "refused";
   }
 
   /**
@@ -291,6 +320,21 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
       this.rearm(entry);
       this.watchdog.reevaluate();
     });
+  }
+
+  /**
+   * Claude Code is busy in a way no call shows (it is still starting up): the watchdog keeps quiet
+   * until `over` settles and counts silence from then on. Whatever bounds `over` bounds the wait.
+   */
+  expectSilenceUntil(over: Promise<unknown>): void {
+    if (this.disposed) return;
+    this.expectedSilences += 1;
+    this.watchdog.reevaluate();
+    const end = () => {
+      this.expectedSilences -= 1;
+      if (!this.disposed) this.watchdog.reevaluate();
+    };
+    over.then(end, end);
   }
 
   /** Any output from Claude Code (stream events, messages): resets the idle watchdog. */

@@ -134,6 +134,37 @@ describe("classification of the results in a context", () => {
   });
 });
 
+describe("calls whose arguments Pi cannot be given", () => {
+  test("a refused call never reaches Pi; its handler, before or after, gets the refusal; nothing stays live", async () => {
+    const { ledger, messages, transitions } = createHarness();
+    const context = messages.history(3);
+    ledger.beginStream(context);
+    const early = track(ledger.awaitResult("toolu_early"));
+    expect(ledger.refuseToolUse({ id: "toolu_early", name: "bash" }, "not a JSON object")).toBe("refused");
+    expect(ledger.refuseToolUse({ id: "toolu_late", name: "bash" }, "not valid JSON")).toBe("refused");
+    expect(ledger.refuseToolUse({ id: "toolu_late", name: "bash" }, "again")).toBe("duplicate");
+    expect(ledger.endStream("done")).toEqual({ forwardedIds: [], undeliveredIds: [] });
+    await settle();
+    expect(early.value).toMatchObject({
+      kind: "error",
+      reason: "invalid_arguments",
+      text: "not a JSON object",
+    });
+    await expect(ledger.awaitResult("toolu_late")).resolves.toMatchObject({
+      kind: "error",
+      text: "not valid JSON",
+    });
+    expect(ledger.snapshot().liveCount).toBe(0);
+    expect(ledger.checkQuiescence("turn_end")).toEqual({ quiescent: true });
+    expect(transitions("toolu_late")[0]).toMatchObject({
+      event: "tool_use_refused",
+      from: null,
+      to: "failed",
+      reason: "invalid_arguments",
+    });
+  });
+});
+
 describe("handlers the ledger refuses", () => {
   test("an empty id, a second handler for the same id, a handler for an id already answered", async () => {
     const { ledger, messages, deliverResults } = createHarness();

@@ -80,6 +80,21 @@ describe("the idle watchdog", () => {
     expect(stalls).toHaveLength(2);
   });
 
+  test("is quiet through a silence the app announced (Claude Code starting), and counts from its end", async () => {
+    const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 5_000 });
+    let started!: () => void;
+    ledger.expectSilenceUntil(new Promise<void>((resolve) => (started = resolve)));
+    ledger.beginStream(messages.history(4));
+    clock.advance(60_000);
+    expect(stalls).toEqual([]);
+    started();
+    await Promise.resolve();
+    clock.advance(4_999);
+    expect(stalls).toEqual([]);
+    clock.advance(1);
+    expect(stalls).toHaveLength(1);
+  });
+
   test("0 turns it off", () => {
     const { ledger, messages, clock, stalls } = createHarness({ idleTimeoutMs: 0 });
     ledger.beginStream(messages.history(4));

@@ -1,3 +1,11 @@
+export {
+  type CachePrefixEntry,
+  type CacheStability,
+  type CacheStabilityOptions,
+  cacheStability,
+  type PrefixUnit,
+  promptPrefixUnits,
+} from "./cache-prefix.js";
 export type { IdGenerator } from "./plan.js";
 export type {
   MatchableRequest,

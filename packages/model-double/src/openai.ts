@@ -41,7 +41,7 @@ export function openaiEventStream(plan: AnswerPlan, generateId: IdGenerator): Wi
     } else {
       const where = { item_id, output_index };
       for (const delta of item.deltas) send("response.function_call_arguments.delta", { ...where, delta });
-      send("response.function_call_arguments.done", { ...where, arguments: JSON.stringify(item.input) });
+      send("response.function_call_arguments.done", { ...where, arguments: item.deltas.join("") });
     }
     send("response.output_item.done", { output_index, item: finished });
     done.push(finished);
@@ -124,7 +124,7 @@ function completedItem(block: PlannedBlock, generateId: IdGenerator): OutputItem
         call_id: block.id,
         name: block.name,
         ...(block.namespace === undefined ? {} : { namespace: block.namespace }),
-        arguments: JSON.stringify(block.input),
+        arguments: block.deltas.join(""),
       };
   }
 }

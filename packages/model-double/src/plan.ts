@@ -66,7 +66,10 @@ export function planAnswer(
       id,
       ...resolved,
       input: event.input,
-      deltas: splitIntoChunks(JSON.stringify(event.input), event.chunks ?? defaultChunkCount),
+      deltas: splitIntoChunks(
+        event.inputJson ?? JSON.stringify(event.input),
+        event.chunks ?? defaultChunkCount,
+      ),
     });
   }
   const hasToolCall = items.some((item) => item.kind === "tool_call");

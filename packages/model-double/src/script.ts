@@ -46,6 +46,11 @@ export const ToolUseEvent = z
     namespace: z.string().min(1).optional(),
     nameFrom: ToolNameSelector.optional(),
     input: z.record(z.string(), z.unknown()),
+    /**
+     * The arguments exactly as streamed (`input_json_delta`s / arguments deltas) instead of `input`
+     * serialized: lets a script send JSON a client has to refuse. `input` is still what is recorded.
+     */
+    inputJson: z.string().optional(),
     /** How many `input_json_delta` / arguments deltas carry the input (default 3). */
     chunks: chunkCount.optional(),
   })
@@ -114,6 +119,10 @@ export const StepResponse = z
     stopReason: StopReason.optional(),
     usage: ScriptUsage.optional(),
     error: ScriptError.optional(),
+    /** Extra response headers, on answers and errors alike (e.g. `anthropic-ratelimit-unified-*`). */
+    headers: z
+      .record(z.string().regex(/^[a-z0-9-]+$/, "header names are lower-case tokens"), z.string())
+      .optional(),
   })
   .superRefine((response, context) => {
     if ((response.events === undefined) === (response.error === undefined)) {

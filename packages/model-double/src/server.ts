@@ -130,7 +130,7 @@ export async function startModelDouble(
     const step = validScript.steps[stepIndex]!.response;
     if (step.error !== undefined) {
       record(request, { status: step.error.status, stepIndex, toolCalls: [] });
-      return sendScriptedError(response, step.error, errorBody);
+      return sendScriptedError(response, step.error, errorBody, step.headers);
     }
     const outcome = planAnswer(
       { ...step, events: step.events ?? [] },
@@ -146,10 +146,10 @@ export async function startModelDouble(
     const lifetime = lifetimeOf(response, closing.signal);
     if (wantsStream(api, request.body)) {
       const steps = api === "anthropic" ? anthropicEventStream(plan) : openaiEventStream(plan, generateId);
-      await playEventStream(steps, response, lifetime);
+      await playEventStream(steps, response, lifetime, step.headers);
     } else {
       const body = api === "anthropic" ? anthropicMessage(plan) : openaiResponse(plan, generateId);
-      await playJsonAnswer(pausesOf(plan.items), body, response, lifetime);
+      await playJsonAnswer(pausesOf(plan.items), body, response, lifetime, step.headers);
     }
   };
 
@@ -191,9 +191,12 @@ function sendScriptedError(
   response: ServerResponse,
   error: ScriptError,
   errorBody: (status: number, message: string, type?: string) => unknown,
+  extraHeaders: Record<string, string> = {},
 ): void {
-  const headers: Record<string, string> =
-    error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) };
+  const headers: Record<string, string> = {
+    ...extraHeaders,
+    ...(error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }),
+  };
   sendJson(response, error.status, errorBody(error.status, error.message, error.type), headers);
 }
 

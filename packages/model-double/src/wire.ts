@@ -61,8 +61,10 @@ export async function playEventStream(
   steps: readonly WireStep[],
   response: ServerResponse,
   signal: AbortSignal,
+  headers: Record<string, string> = {},
 ): Promise<void> {
   response.writeHead(200, {
+    ...headers,
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     connection: "keep-alive",
@@ -84,7 +86,8 @@ export async function playJsonAnswer(
   body: unknown,
   response: ServerResponse,
   signal: AbortSignal,
+  headers: Record<string, string> = {},
 ): Promise<void> {
   const completed = await playSteps(pauses, response, signal, async () => {});
-  if (completed) sendJson(response, 200, body);
+  if (completed) sendJson(response, 200, body, headers);
 }

@@ -86,6 +86,37 @@ describe("Anthropic Messages streaming", () => {
     expect((events.at(-2)!.data.delta as Record<string, unknown>).stop_reason).toBe("tool_use");
   });
 
+  it("streams inputJson verbatim, even when it is not valid JSON", async () => {
+    const inputJson = '{"command": "printf X"';
+    const double = await start({
+      steps: [
+        { response: { events: [{ type: "tool_use", name: "Bash", input: {}, inputJson, chunks: 2 }] } },
+      ],
+    });
+    const events = await streamAnthropic(double, anthropicRequest("go"));
+    const partials = deltasOf(events, "input_json_delta", "partial_json");
+    expect(partials).toHaveLength(2);
+    expect(partials.join("")).toBe(inputJson);
+  });
+
+  it("sends scripted headers with a streamed answer and with an error", async () => {
+    const headers = { "anthropic-ratelimit-unified-status": "allowed_warning" };
+    const double = await start({
+      steps: [
+        { response: { events: [{ type: "text", text: "hi" }], headers } },
+        { response: { error: { status: 429, message: "slow down", retryAfter: 3 }, headers } },
+      ],
+    });
+    const answer = await postJson(`${double.url}/v1/messages`, anthropicRequest("one"));
+    expect(answer.headers.get("anthropic-ratelimit-unified-status")).toBe("allowed_warning");
+    expect(answer.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    await answer.text();
+    const refused = await postJson(`${double.url}/v1/messages`, anthropicRequest("two"));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("anthropic-ratelimit-unified-status")).toBe("allowed_warning");
+    expect(refused.headers.get("retry-after")).toBe("3");
+  });
+
   it("streams thinking with thinking_delta and signature_delta before the text block", async () => {
     const double = await start({
       steps: [

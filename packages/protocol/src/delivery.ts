@@ -30,7 +30,8 @@ const recordContext = {
  * - `result_queued`: Pi's result arrived before the handler; it waits for the handler.
  * - `undelivered`: seen while no Pi stream was open; flushed first on the next stream.
  * - `resolved`: the handler received Pi's result. Terminal.
- * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler). Terminal.
+ * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler, refused
+ *   arguments). Terminal.
  */
 export const LedgerState = z.enum([
   "emitted",
@@ -54,6 +55,8 @@ export const LedgerEvent = z.enum([
   "tool_use_undelivered",
   /** A `tool_use` block repeated an id the ledger already had; ignored. */
   "tool_use_duplicate",
+  /** A `tool_use` block whose arguments Pi cannot be given (not a JSON object): never forwarded. */
+  "tool_use_refused",
   /** An undelivered call was handed to a new Pi stream. */
   "flushed",
   /** The Pi stream carrying the call ended with `done`: Pi executes it. */
@@ -83,6 +86,8 @@ export const LedgerFailureReason = z.enum([
   "result_unclaimed",
   "handler_cancelled",
   "aborted",
+  /** Claude's arguments were not a JSON object; the call was never forwarded to Pi. */
+  "invalid_arguments",
 ]);
 export type LedgerFailureReason = z.infer<typeof LedgerFailureReason>;
 
@@ -253,6 +258,8 @@ export const ClaudeQueryStartedRecord = z.strictObject({
   rewound: z.boolean(),
   /** How many of Pi's messages were told to Claude in the first input (a transcript when not resumed). */
   replayedMessages: Count,
+  /** Started ahead of a prompt (a Pi session selected a claude-code model); nothing was told yet. */
+  warm: z.literal(true).optional(),
 });
 export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
 
@@ -272,11 +279,16 @@ export const ClaudeApiRetryRecord = z.strictObject({
 });
 export type ClaudeApiRetryRecord = z.infer<typeof ClaudeApiRetryRecord>;
 
-/** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`. */
+/** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`, with its window when it named one. */
 export const ClaudeRateLimitRecord = z.strictObject({
   type: z.literal("claude_rate_limit"),
   ...recordContext,
   status: z.string().min(1, "status must not be empty"),
+  /** e.g. `five_hour`, `seven_day`. */
+  rateLimitType: z.string().min(1, "rateLimitType must not be empty").optional(),
+  resetsAt: IsoTimestamp.optional(),
+  /** The window's use, 0..1. */
+  utilization: z.number().min(0).max(1).optional(),
 });
 export type ClaudeRateLimitRecord = z.infer<typeof ClaudeRateLimitRecord>;
 

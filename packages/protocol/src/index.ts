@@ -6,5 +6,6 @@ export * from "./floot-api.js";
 export * from "./identity.js";
 export * from "./issues.js";
 export * from "./log.js";
+export * from "./pi-session.js";
 export * from "./secret.js";
 export * from "./turn.js";

@@ -44,6 +44,8 @@ export interface PiOptions {
   /** Pi's provider to start with (default `claude-code`); `double` is the isolated env's models.json one. */
   readonly provider?: string;
   readonly model?: string;
+  /** Keep Pi's session on disk (default: `--no-session`), e.g. to start again with `--continue`. */
+  readonly persistSession?: boolean;
   readonly extraArgs?: readonly string[];
 }
 
@@ -57,13 +59,13 @@ export class PiProcess {
   constructor(
     readonly environment: IsolatedEnvironment,
     readonly line: PiLine,
-    options: PiOptions,
+    private readonly options: PiOptions,
   ) {
     const args = [
       line.cli,
       "--mode",
       options.mode,
-      "--no-session",
+      ...(options.persistSession ? [] : ["--no-session"]),
       "-ne",
       "-e",
       appDir,
@@ -82,6 +84,10 @@ export class PiProcess {
 
   get pid(): number {
     return this.process.pid;
+  }
+
+  get mode(): PiOptions["mode"] {
+    return this.options.mode;
   }
 
   /** Every JSON line so far (split on `\n` only, as Pi's RPC protocol requires). */
@@ -129,6 +135,23 @@ export class PiProcess {
   /** The next `agent_end` after event index `from`. */
   waitForAgentEnd(from: number, timeoutMs = 90_000): Promise<PiEvent> {
     return this.waitFor((event) => event.type === "agent_end", timeoutMs, from);
+  }
+
+  /** Prompts, waits for the first streamed text delta, aborts, and waits for the run to end; returns
+   * the index of the prompt's first event. */
+  async abortWhileStreaming(prompt: string): Promise<number> {
+    const from = this.events().length;
+    this.prompt(prompt);
+    await this.waitFor(
+      (event) =>
+        event.type === "message_update" &&
+        (event.assistantMessageEvent as { type?: string } | undefined)?.type === "text_delta",
+      60_000,
+      from,
+    );
+    this.send({ type: "abort" });
+    await this.waitForAgentEnd(from);
+    return from;
   }
 }
 

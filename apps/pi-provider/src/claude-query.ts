@@ -1,0 +1,181 @@
+import type {
+  Options,
+  Query,
+  SDKMessage,
+  SDKUserMessage,
+  query as sdkQuery,
+} from "@anthropic-ai/claude-agent-sdk";
+import type { ClaudeUserBlock } from "./content.js";
+import { MCP_SERVER_NAME, MCP_TOOL_PREFIX, PiToolServer, type ToolCallHandler } from "./mcp-tools.js";
+import type { PiStreamOptions, PiTool } from "./pi-types.js";
+import { PromptQueue } from "./prompt-queue.js";
+
+/** Everything one Claude Code process is started with. */
+export interface ClaudeQuerySpec {
+  /** The Agent SDK's `query` (injectable for tests). */
+  readonly runQuery: typeof sdkQuery;
+  /** The environment Claude Code runs with (the Agent SDK's `env` replaces the child's entirely). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  readonly claudeExecutable: string | undefined;
+  readonly model: string;
+  readonly systemPrompt: string;
+  readonly reasoning: PiStreamOptions["reasoning"];
+  /** Claude's session to go on with, rewound to the chain entry `at` when given. */
+  readonly resume: { readonly sessionId: string; readonly at?: string } | undefined;
+  readonly tools: readonly PiTool[];
+  /** The ids of the tool calls this query's Claude made (filled by whoever reads its messages). */
+  readonly issued: Set<string>;
+}
+
+export interface ClaudeQueryHandlers {
+  /** An MCP `tools/call` of one of Pi's tools. */
+  readonly onToolCall: ToolCallHandler;
+  /** Each SDK message, until the query is closed. */
+  readonly onMessage: (message: SDKMessage) => void;
+  /** Claude Code ended on its own (exit, crash): why, with the tail of what it wrote on stderr. */
+  readonly onEnded: (detail: string) => void;
+}
+
+const STDERR_TAIL_CHARS = 2_000;
+const INTERRUPT_GRACE_MS = 2_000;
+/** The SDK's cleanup waits up to 2 s for the process to exit after its input closed. */
+const EXIT_GRACE_MS = 5_000;
+/** The ledger's own deadlines end every wait; this only keeps Claude Code's from firing first. */
+const MCP_TOOL_TIMEOUT_MS = 2 * 60 * 60_000;
+
+/** The environment Claude Code gets: Pi's (and a provider-scoped overlay), with our defaults. */
+export function claudeEnvironment(
+  base: Readonly<Record<string, string | undefined>>,
+  overlay: Readonly<Record<string, string | undefined>> | undefined,
+): Record<string, string | undefined> {
+  return {
+    ...base,
+    ...overlay,
+    // Pi's auto-retry is the one retry layer the user sees; Claude Code's own retries would hide
+    // a rate limit for minutes.
+    CLAUDE_CODE_MAX_RETRIES: base.CLAUDE_CODE_MAX_RETRIES ?? "0",
+    // Pi compacts its own history; Claude Code compacting underneath would desynchronise the two.
+    DISABLE_AUTO_COMPACT: "1",
+    ENABLE_CLAUDEAI_MCP_SERVERS: "0",
+  };
+}
+
+/**
+ * One Claude Code process driven through the Agent SDK with streaming input: Pi's messages go in
+ * with `push`, Claude's come out through `onMessage`, Pi's tools are served over in-process MCP.
+ */
+export class ClaudeQuery {
+  readonly tools: PiToolServer;
+  readonly issued: ReadonlySet<string>;
+  /** Settles once Claude Code has answered the SDK's initialize (or failed to): it is up. */
+  readonly started: Promise<void>;
+  private readonly input = new PromptQueue();
+  private readonly query: Query;
+  private closing = false;
+  private closed: Promise<void> | undefined;
+  private stderrTail = "";
+
+  constructor(
+    spec: ClaudeQuerySpec,
+    private readonly handlers: ClaudeQueryHandlers,
+  ) {
+    this.issued = spec.issued;
+    this.tools = new PiToolServer(handlers.onToolCall);
+    this.tools.setTools(spec.tools);
+    this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
+    const initialized = (this.query as Partial<Query>).initializationResult?.();
+    this.started = initialized ? initialized.then(noop, noop) : Promise.resolve();
+    void this.consume();
+  }
+
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** One user message; `next` puts it ahead of tool results Claude Code is about to send. */
+  push(blocks: readonly ClaudeUserBlock[], priority?: "next"): void {
+    if (blocks.length === 0) return;
+    const message: SDKUserMessage = {
+      type: "user",
+      message: { role: "user", content: [...blocks] },
+      parent_tool_use_id: null,
+      ...(priority ? { priority } : {}),
+    };
+    this.input.push(message);
+  }
+
+  /**
+   * An interrupt ends the turn inside Claude Code (no further model request); close() then ends the
+   * process. A Claude Code too stuck to answer the interrupt is closed after a short wait. Resolves
+   * once the process has exited (the SDK's own cleanup waits for that, bounded), so nothing outlives
+   * the Pi session that closes it.
+   */
+  close(): Promise<void> {
+    this.closed ??= this.shutDown();
+    return this.closed;
+  }
+
+  private async shutDown(): Promise<void> {
+    this.closing = true;
+    await Promise.race([this.query.interrupt().catch(() => undefined), delay(INTERRUPT_GRACE_MS)]);
+    this.input.close();
+    this.query.close();
+    await Promise.race([this.query.return(undefined).catch(() => undefined), delay(EXIT_GRACE_MS)]);
+  }
+
+  private options(spec: ClaudeQuerySpec): Options {
+    return {
+      cwd: spec.cwd,
+      env: { ...spec.env },
+      model: spec.model,
+      tools: [],
+      allowedTools: [`${MCP_TOOL_PREFIX}*`],
+      // Never bypassPermissions: Claude Code refuses it as root. Pi's tools are allowed by name.
+      permissionMode: "dontAsk",
+      mcpServers: {
+        [MCP_SERVER_NAME]: {
+          type: "sdk",
+          name: MCP_SERVER_NAME,
+          instance: this.tools.server as never,
+          timeout: MCP_TOOL_TIMEOUT_MS,
+        },
+      },
+      strictMcpConfig: true,
+      settingSources: [],
+      includePartialMessages: true,
+      ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
+      ...(spec.reasoning
+        ? { effort: spec.reasoning === "minimal" ? "low" : spec.reasoning }
+        : { thinking: { type: "disabled" } }),
+      ...(spec.resume
+        ? { resume: spec.resume.sessionId, ...(spec.resume.at ? { resumeSessionAt: spec.resume.at } : {}) }
+        : {}),
+      ...(spec.claudeExecutable ? { pathToClaudeCodeExecutable: spec.claudeExecutable } : {}),
+      stderr: (data) => {
+        this.stderrTail = (this.stderrTail + data).slice(-STDERR_TAIL_CHARS);
+      },
+    };
+  }
+
+  private async consume(): Promise<void> {
+    let failure: unknown;
+    try {
+      for await (const message of this.query) {
+        if (!this.closing) this.handlers.onMessage(message);
+      }
+    } catch (error) {
+      failure = error;
+    }
+    if (this.closing) return;
+    this.closing = true;
+    const reason = failure instanceof Error ? failure.message : failure ? String(failure) : "the query ended";
+    this.handlers.onEnded([reason, this.stderrTail.trim()].filter(Boolean).join("\n"));
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function noop(): void {}

@@ -1,0 +1,52 @@
+import type { Clock } from "@bridgeworks/delivery-reconciler";
+import type { DiagWriter } from "./diag-log.js";
+import type { QueryAction } from "./query-planner.js";
+import { type RateLimitState, rateLimitFields } from "./rate-limits.js";
+
+/** The provider's own diagnostics records for one Pi session (the ledger writes its own). */
+export class SessionDiag {
+  constructor(
+    private readonly write: DiagWriter,
+    private readonly clock: Clock,
+    private readonly sessionId: string,
+  ) {}
+
+  queryStarted(
+    action: Extract<QueryAction, { kind: "resume" | "resume-at" | "fresh" }>,
+    replayedMessages: number,
+    warm: boolean,
+  ): void {
+    this.write({
+      type: "claude_query_started",
+      ...this.stamp(),
+      resumed: action.kind !== "fresh",
+      rewound: action.kind === "resume-at",
+      replayedMessages,
+      ...(warm ? { warm: true as const } : {}),
+    });
+  }
+
+  queryEnded(detail: string): void {
+    this.write({ type: "claude_query_ended", ...this.stamp(), detail: detail.slice(0, 500) });
+  }
+
+  flushed(ids: readonly string[]): void {
+    this.write({ type: "undelivered_tool_calls_flushed", ...this.stamp(), ids: [...ids] });
+  }
+
+  apiRetry(status: number | null): void {
+    this.write({ type: "claude_api_retry", ...this.stamp(), status });
+  }
+
+  rateLimit(state: RateLimitState): void {
+    this.write({ type: "claude_rate_limit", ...this.stamp(), ...rateLimitFields(state) });
+  }
+
+  contentWithoutStream(block: string): void {
+    this.write({ type: "content_without_pi_stream", ...this.stamp(), block });
+  }
+
+  private stamp(): { at: string; sessionId: string } {
+    return { at: new Date(this.clock.now()).toISOString(), sessionId: this.sessionId };
+  }
+}
