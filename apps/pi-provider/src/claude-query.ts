@@ -5,6 +5,7 @@ import type {
   SDKUserMessage,
   query as sdkQuery,
 } from "@anthropic-ai/claude-agent-sdk";
+import { describeError } from "@bridgeworks/runtime";
 import type { ClaudeUserBlock } from "./content.js";
 import { MCP_SERVER_NAME, MCP_TOOL_PREFIX, PiToolServer, type ToolCallHandler } from "./mcp-tools.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
@@ -169,7 +170,7 @@ export class ClaudeQuery {
     }
     if (this.closing) return;
     this.closing = true;
-    const reason = failure instanceof Error ? failure.message : failure ? String(failure) : "the query ended";
+    const reason = failure ? describeError(failure) : "the query ended";
     this.handlers.onEnded([reason, this.stderrTail.trim()].filter(Boolean).join("\n"));
   }
 }
