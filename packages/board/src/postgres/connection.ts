@@ -125,8 +125,6 @@ export function translatePostgresError(error: unknown, unsure = false): unknown 
   return new BoardError(
     "busy",
     `the board's PostgreSQL server is unreachable or restarting (${what}); ${advice}`,
-    {
-      cause: error,
-    },
+    { cause: error, unsure },
   );
 }

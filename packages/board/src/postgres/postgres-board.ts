@@ -16,7 +16,7 @@ import {
   translatePostgresError,
 } from "./connection.js";
 import { migratePostgres } from "./schema.js";
-import { PostgresStore } from "./store.js";
+import { PostgresStatements, PostgresStore, type Queryable } from "./store.js";
 
 export interface PostgresBoardOptions extends Partial<BoardDeps> {
   /**
@@ -26,7 +26,11 @@ export interface PostgresBoardOptions extends Partial<BoardDeps> {
   url: string;
   /** The safety re-check for waiters, in case a notification is missed. Default 5000. */
   recheckIntervalMs?: number;
-  /** Connections for reads and writes (the LISTEN connection is one more). Default 4. */
+  /**
+   * Connections for reads and writes (the LISTEN connection is one more). Default 2: a bee makes one
+   * call at a time beside its wait's scans, and writers queue on the board's row lock in the server
+   * whatever the number, so more connections per process would only hold more server backends.
+   */
   maxConnections?: number;
   /** How long opening a connection may take before it fails `busy`. Default 5000. */
   connectTimeoutMs?: number;
@@ -54,13 +58,15 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     1,
     3_600_000,
   );
-  const maxConnections = parseIntegerArgument(options.maxConnections ?? 4, "maxConnections", 1, 100);
+  const maxConnections = parseIntegerArgument(options.maxConnections ?? 2, "maxConnections", 1, 100);
   const lingerMs = parseIntegerArgument(options.listenerLingerMs ?? 30_000, "listenerLingerMs", 0, 3_600_000);
   const deps = boardDeps(options);
 
   const pool = new pg.Pool({
     ...clientConfig(settings),
     max: maxConnections,
+    // A write sends its whole transaction without waiting for each answer (see PostgresRunner.write).
+    pipeline: true,
     idleTimeoutMillis: 10_000,
     // Idle connections never keep node alive; an open board with no work in flight holds no handles.
     allowExitOnIdle: true,
@@ -68,17 +74,21 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
   // An idle connection the server dropped (a restart): the pool discards it and opens another on demand.
   pool.on("error", () => {});
 
+  const statements = new PostgresStatements(location.schema, location.channel);
   let boardId: string;
   try {
     const client = await pool.connect();
+    // A drop while it is checked out fails the query in flight; without a listener it would also crash node.
+    client.on("error", ignoreDrop);
     let broken: Error | undefined;
     try {
       await migratePostgres(client, location.schema, deps.randomBytes);
-      boardId = await new PostgresStore(client, location.schema).boardId();
+      boardId = await new PostgresStore(queryable(client), statements).boardId();
     } catch (error) {
       if (isTransient(error)) broken = error as Error;
       throw error;
     } finally {
+      client.removeListener("error", ignoreDrop);
       client.release(broken);
     }
   } catch (error) {
@@ -94,41 +104,49 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     lingerMs,
     reconnectDelayMs: backoff,
   });
-  return new StoreBoard(
-    new PostgresRunner({ pool, changes, schema: location.schema, channel: location.channel }),
-    deps,
-    boardId,
-  );
+  return new StoreBoard(new PostgresRunner({ pool, changes, statements }), deps, boardId);
 }
+
+/**
+ * A connection that drops while checked out fails the queries in flight, which is how the caller
+ * learns of it; pg also emits `error` on the client, which must not crash the process.
+ */
+function ignoreDrop(): void {}
 
 /** 50 ms, doubling to at most a second: a restarted server is back within a few tries. */
 function backoff(attempt: number): number {
   return Math.min(1000, 50 * 2 ** attempt);
 }
 
+/** A pool or a client as the store's `Queryable`: one statement in, its result out. */
+function queryable(db: pg.Pool | pg.PoolClient): Queryable {
+  return { query: (config) => db.query(config) };
+}
+
 /**
- * Runs the core's questions on pooled connections. Every write is one transaction that first takes
- * the board's write lock, and, when it changed something (a result other than undefined), NOTIFYs in
- * the same transaction and wakes this process's waiters after the commit.
+ * Runs the core's questions on pooled connections: reads one statement each, and every write as
+ * one transaction sent in one round trip. Its three parts go out together (pipelined): BEGIN and
+ * the board's row lock, the write's one statement (which NOTIFYs when it made an action claimable),
+ * COMMIT.
+ * The server runs them back to back, so the lock is held only for the server's own work, never for
+ * a round trip to a client, and positions follow commit order.
  */
 class PostgresRunner implements StoreRunner {
   readonly noun = "board database";
   readonly #pool: pg.Pool;
   readonly #changes: PostgresChangeFeed;
-  readonly #schema: string;
-  readonly #channel: string;
+  readonly #statements: PostgresStatements;
 
-  constructor(input: { pool: pg.Pool; changes: PostgresChangeFeed; schema: string; channel: string }) {
+  constructor(input: { pool: pg.Pool; changes: PostgresChangeFeed; statements: PostgresStatements }) {
     this.#pool = input.pool;
     this.#changes = input.changes;
-    this.#schema = input.schema;
-    this.#channel = input.channel;
+    this.#statements = input.statements;
   }
 
   /** Turns a lost server into `busy`. */
   async read<T>(operation: (store: Store) => Promise<T>): Promise<T> {
     try {
-      return await operation(new PostgresStore(this.#pool, this.#schema));
+      return await operation(new PostgresStore(queryable(this.#pool), this.#statements));
     } catch (error) {
       throw translatePostgresError(error);
     }
@@ -141,28 +159,48 @@ class PostgresRunner implements StoreRunner {
     } catch (error) {
       throw translatePostgresError(error);
     }
-    let committing = false;
-    let broken: Error | undefined;
+    client.on("error", ignoreDrop);
+    const statement = new OneStatement(client);
+    const store = new PostgresStore(statement, this.#statements);
+    const socket = client.connection.stream;
+    let sent: [Promise<unknown>, Promise<T>, Promise<pg.QueryResult>];
+    // Corked, the three parts leave in one write, so the server never waits for the rest with the lock held.
+    socket.cork();
     try {
-      const store = new PostgresStore(client, this.#schema);
-      await store.beginWrite();
-      const result = await operation(store);
-      committing = true;
-      const head = await store.commitWrite(result === undefined ? undefined : this.#channel);
-      if (head !== undefined) this.#changes.announce(head);
-      return result;
-    } catch (error) {
-      if (isTransient(error)) broken = error as Error;
-      else if (!committing) {
-        await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-        });
+      const begin = client.query(this.#statements.text("lockBoard"));
+      let result: Promise<T>;
+      try {
+        result = Promise.resolve(operation(store));
+      } catch (error) {
+        result = Promise.reject(error);
       }
-      throw translatePostgresError(error, committing);
+      statement.seal();
+      sent = [begin, result, client.query("COMMIT")];
     } finally {
-      // A connection that failed is destroyed rather than handed to the next caller.
-      client.release(broken);
+      socket.uncork();
     }
+    const settled = await Promise.allSettled(sent);
+    const failures = settled.flatMap((part) => (part.status === "rejected" ? [part.reason as unknown] : []));
+    // The server refused a part: the transaction was rolled back (COMMIT answers ROLLBACK).
+    const refused = failures.find((error) => error instanceof pg.DatabaseError);
+    // The connection broke: whether COMMIT ran is unknown, unless the server had refused a part.
+    const lost = failures.find((error) => !(error instanceof pg.DatabaseError) && isTransient(error));
+    const broken = lost ?? (refused !== undefined && isTransient(refused) ? refused : undefined);
+    // A connection that failed is destroyed rather than handed to the next caller.
+    client.removeListener("error", ignoreDrop);
+    client.release(broken as Error | undefined);
+    if (refused !== undefined) throw translatePostgresError(refused);
+    if (lost !== undefined) throw translatePostgresError(lost, true);
+    if (failures.length > 0) throw failures[0];
+    const [, result, commit] = settled as [
+      unknown,
+      PromiseFulfilledResult<T>,
+      PromiseFulfilledResult<pg.QueryResult>,
+    ];
+    if (commit.value.command !== "COMMIT")
+      throw new Error(`the write ended in ${commit.value.command}, not COMMIT`);
+    if (store.claimableHead !== undefined) this.#changes.announce(store.claimableHead);
+    return result.value;
   }
 
   /**
@@ -217,5 +255,34 @@ class PostgresRunner implements StoreRunner {
   async close(): Promise<void> {
     await this.#changes.close();
     await this.#pool.end();
+  }
+}
+
+/**
+ * A write's connection as the store sees it: it takes exactly one statement, and only while the
+ * transaction is being sent. A statement that came later would run after COMMIT, outside the lock.
+ */
+class OneStatement implements Queryable {
+  readonly #client: pg.PoolClient;
+  #open = true;
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client;
+  }
+
+  query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    if (!this.#open) {
+      return Promise.reject(
+        new Error(
+          "a PostgreSQL write sends exactly one statement, at once; this one came too late or too many",
+        ),
+      );
+    }
+    this.#open = false;
+    return this.#client.query<R>(config);
+  }
+
+  seal(): void {
+    this.#open = false;
   }
 }

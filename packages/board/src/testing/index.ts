@@ -6,4 +6,5 @@ export {
   refusal,
   tickingClock,
 } from "./contract.js";
+export { RoundTripTap } from "./round-trips.js";
 export type { RemoteMethod } from "./rpc.js";
