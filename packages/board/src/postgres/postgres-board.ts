@@ -65,8 +65,6 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
   const pool = new pg.Pool({
     ...clientConfig(settings),
     max: maxConnections,
-    // A write sends its whole transaction without waiting for each answer (see PostgresRunner.write).
-    pipeline: true,
     idleTimeoutMillis: 10_000,
     // Idle connections never keep node alive; an open board with no work in flight holds no handles.
     allowExitOnIdle: true,
@@ -74,7 +72,7 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
   // An idle connection the server dropped (a restart): the pool discards it and opens another on demand.
   pool.on("error", () => {});
 
-  const statements = new PostgresStatements(location.schema, location.channel);
+  const statements = new PostgresStatements(location.schema);
   let boardId: string;
   try {
     const client = await pool.connect();
@@ -124,12 +122,10 @@ function queryable(db: pg.Pool | pg.PoolClient): Queryable {
 }
 
 /**
- * Runs the core's questions on pooled connections: reads one statement each, and every write as
- * one transaction sent in one round trip. Its three parts go out together (pipelined): BEGIN and
- * the board's row lock, the write's one statement (which NOTIFYs when it made an action claimable),
- * COMMIT.
- * The server runs them back to back, so the lock is held only for the server's own work, never for
- * a round trip to a client, and positions follow commit order.
+ * Runs the core's questions on pooled connections, one statement each. A write is one call of its
+ * function, so its whole transaction (the board's row lock, the change, the NOTIFY when it made an
+ * action claimable) runs in the server in one round trip, and the lock is held only for the
+ * server's own work, never for a round trip to a client.
  */
 class PostgresRunner implements StoreRunner {
   readonly noun = "board database";
@@ -152,6 +148,10 @@ class PostgresRunner implements StoreRunner {
     }
   }
 
+  /**
+   * A write the server refused was rolled back; one whose connection broke after it was sent may
+   * or may not have committed, and says so (`unsure`).
+   */
   async write<T>(operation: (store: Store) => Awaitable<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -160,47 +160,21 @@ class PostgresRunner implements StoreRunner {
       throw translatePostgresError(error);
     }
     client.on("error", ignoreDrop);
-    const statement = new OneStatement(client);
-    const store = new PostgresStore(statement, this.#statements);
-    const socket = client.connection.stream;
-    let sent: [Promise<unknown>, Promise<T>, Promise<pg.QueryResult>];
-    // Corked, the three parts leave in one write, so the server never waits for the rest with the lock held.
-    socket.cork();
+    const store = new PostgresStore(queryable(client), this.#statements);
+    let broken: Error | undefined;
     try {
-      const begin = client.query(this.#statements.text("lockBoard"));
-      let result: Promise<T>;
-      try {
-        result = Promise.resolve(operation(store));
-      } catch (error) {
-        result = Promise.reject(error);
-      }
-      statement.seal();
-      sent = [begin, result, client.query("COMMIT")];
+      const result = await operation(store);
+      if (store.claimableHead !== undefined) this.#changes.announce(store.claimableHead);
+      return result;
+    } catch (error) {
+      const refused = error instanceof pg.DatabaseError;
+      if (isTransient(error)) broken = error as Error;
+      throw translatePostgresError(error, !refused);
     } finally {
-      socket.uncork();
+      client.removeListener("error", ignoreDrop);
+      // A connection that failed is destroyed rather than handed to the next caller.
+      client.release(broken);
     }
-    const settled = await Promise.allSettled(sent);
-    const failures = settled.flatMap((part) => (part.status === "rejected" ? [part.reason as unknown] : []));
-    // The server refused a part: the transaction was rolled back (COMMIT answers ROLLBACK).
-    const refused = failures.find((error) => error instanceof pg.DatabaseError);
-    // The connection broke: whether COMMIT ran is unknown, unless the server had refused a part.
-    const lost = failures.find((error) => !(error instanceof pg.DatabaseError) && isTransient(error));
-    const broken = lost ?? (refused !== undefined && isTransient(refused) ? refused : undefined);
-    // A connection that failed is destroyed rather than handed to the next caller.
-    client.removeListener("error", ignoreDrop);
-    client.release(broken as Error | undefined);
-    if (refused !== undefined) throw translatePostgresError(refused);
-    if (lost !== undefined) throw translatePostgresError(lost, true);
-    if (failures.length > 0) throw failures[0];
-    const [, result, commit] = settled as [
-      unknown,
-      PromiseFulfilledResult<T>,
-      PromiseFulfilledResult<pg.QueryResult>,
-    ];
-    if (commit.value.command !== "COMMIT")
-      throw new Error(`the write ended in ${commit.value.command}, not COMMIT`);
-    if (store.claimableHead !== undefined) this.#changes.announce(store.claimableHead);
-    return result.value;
   }
 
   /**
@@ -255,34 +229,5 @@ class PostgresRunner implements StoreRunner {
   async close(): Promise<void> {
     await this.#changes.close();
     await this.#pool.end();
-  }
-}
-
-/**
- * A write's connection as the store sees it: it takes exactly one statement, and only while the
- * transaction is being sent. A statement that came later would run after COMMIT, outside the lock.
- */
-class OneStatement implements Queryable {
-  readonly #client: pg.PoolClient;
-  #open = true;
-
-  constructor(client: pg.PoolClient) {
-    this.#client = client;
-  }
-
-  query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
-    if (!this.#open) {
-      return Promise.reject(
-        new Error(
-          "a PostgreSQL write sends exactly one statement, at once; this one came too late or too many",
-        ),
-      );
-    }
-    this.#open = false;
-    return this.#client.query<R>(config);
-  }
-
-  seal(): void {
-    this.#open = false;
   }
 }

@@ -33,20 +33,13 @@ function prefixed(alias: string, columns: string): string {
 }
 
 /** The SQL text of every statement, built once per schema; each is prepared under its own name. */
-function statements(schema: string, channel: string) {
+function statements(schema: string) {
   const actions = `${schema}.actions`;
   const agents = `${schema}.agents`;
   const head = `(SELECT coalesce(max(seq), 0) FROM ${actions})`;
-  const nextSeq = `(SELECT coalesce(max(seq), 0) + 1 FROM ${actions})`;
-  const isActive = (identity: string) =>
-    `EXISTS (SELECT 1 FROM ${agents} WHERE identity = ${identity} AND status = 'active')`;
-  // Only a post and a release make an action claimable, so only they wake waiters: their statement
-  // NOTIFYs with the record's new position, which is the new head, and only if it changed something
-  // (and only if it commits). A claim, a complete or a cancel wakes nobody.
-  const notifying = (change: string) =>
-    `WITH changed AS (${change} RETURNING ${actionColumns})
-     SELECT changed.*, pg_notify('${channel}', changed.seq::text) AS notified FROM changed`;
-  const returning = (change: string) => `${change} RETURNING ${actionColumns}`;
+  // A write is one call of its function (see schema.ts), so one statement and its own transaction.
+  const call = (name: string, parameters: number, columns = actionColumns) =>
+    `SELECT ${columns} FROM ${schema}.${name}(${Array.from({ length: parameters }, (_, index) => `$${index + 1}`).join(", ")})`;
   // One row, whatever exists: the rows and the head come from one statement, so one snapshot.
   const scan = (where: string) =>
     `SELECT latest.board_head, found.*
@@ -57,14 +50,7 @@ function statements(schema: string, channel: string) {
      ORDER BY found.seq`;
   return {
     boardId: `SELECT id FROM ${schema}.board`,
-    // Writers queue on the board's one row, so positions are assigned in commit order.
-    lockBoard: `BEGIN; SELECT 1 FROM ${schema}.board FOR UPDATE`,
-    insertAction: notifying(
-      `INSERT INTO ${actions} (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
-       SELECT $1::text, ${nextSeq}, $2::text, $3::text, $4::text, $5::text, $6::text, 'open', $7::bigint
-       WHERE $5::text IS NULL OR ${isActive("$4")}
-       ON CONFLICT (id) DO NOTHING`,
-    ),
+    insertAction: call("insert_action", 7),
     action: `SELECT ${actionColumns} FROM ${actions} WHERE id = $1`,
     lookup: `SELECT ${head} AS board_head, ${prefixed("a", actionColumns)}, ${lookupAgentColumns}
      FROM (VALUES (1)) AS one (x)
@@ -72,62 +58,14 @@ function statements(schema: string, channel: string) {
      LEFT JOIN ${agents} AS g ON g.identity = $2::text`,
     actionsAfter: scan("seq > $1"),
     claimableAfter: scan("state = 'open' AND recipient IN ($3, '*') AND seq > $1"),
-    claim: returning(
-      `UPDATE ${actions}
-       SET state = 'claimed', claimed_by = $2, claimed_at = $4, seq = ${nextSeq}
-       WHERE id = $1 AND state = 'open' AND recipient IN ($3, '*') AND ${isActive("$2")}`,
-    ),
-    // Two index probes (one per recipient) instead of sorting every open action.
-    claimNext: returning(
-      `UPDATE ${actions}
-       SET state = 'claimed', claimed_by = $1, claimed_at = $3, seq = ${nextSeq}
-       WHERE id = (
-           SELECT id FROM (
-             (SELECT id, seq FROM ${actions} WHERE state = 'open' AND recipient = $2 ORDER BY seq LIMIT 1)
-             UNION ALL
-             (SELECT id, seq FROM ${actions} WHERE state = 'open' AND recipient = '*' ORDER BY seq LIMIT 1)
-           ) AS candidates
-           ORDER BY seq LIMIT 1
-         )
-         AND state = 'open' AND ${isActive("$1")}`,
-    ),
-    complete: returning(
-      `UPDATE ${actions}
-       SET state = 'done', result = $3, closed_at = $4, seq = ${nextSeq}
-       WHERE id = $1 AND state = 'claimed' AND claimed_by = $2`,
-    ),
-    cancel: returning(
-      `UPDATE ${actions}
-       SET state = 'cancelled', cancelled_by = $2, result = $4, closed_at = $5, seq = ${nextSeq}
-       WHERE id = $1 AND state IN ('open', 'claimed')
-         AND ($3::text IS NULL OR (sender_agent = $3::text AND ${isActive("$2")}))`,
-    ),
-    insertAgent: `INSERT INTO ${agents} (identity, name, status, registered_at) VALUES ($1, $2, 'active', $3)
-       ON CONFLICT (identity) DO NOTHING
-       RETURNING ${agentColumns}`,
+    claim: call("claim", 4),
+    claimNext: call("claim_next", 3),
+    complete: call("complete", 4),
+    cancel: call("cancel", 5),
+    insertAgent: call("insert_agent", 3, agentColumns),
     agents: `SELECT ${agentColumns} FROM ${agents} ORDER BY position`,
-    // One statement: the identity ends and its claims return to open, each at the next position in
-    // their old order; the NOTIFY names the last of them (nothing released, no NOTIFY).
-    endAgent: `WITH ended AS (
-         UPDATE ${agents} SET status = $2, ended_at = $3, successor = $4
-         WHERE identity = $1 AND status = 'active'
-         RETURNING ${agentColumns}
-       ),
-       held AS (
-         SELECT id, row_number() OVER (ORDER BY seq) AS n FROM ${actions}
-         WHERE state = 'claimed' AND claimed_by = $1 AND EXISTS (SELECT 1 FROM ended)
-       ),
-       released AS (
-         UPDATE ${actions} AS a
-         SET state = 'open', claimed_by = NULL, claimed_at = NULL, seq = ${head} + held.n
-         FROM held WHERE a.id = held.id
-         RETURNING a.id, a.seq
-       )
-       SELECT ended.*,
-         coalesce((SELECT array_agg(id ORDER BY seq) FROM released), '{}') AS released,
-         (SELECT max(seq) FROM released) AS released_head,
-         (SELECT pg_notify('${channel}', max(seq)::text) FROM released HAVING count(*) > 0) AS notified
-       FROM ended`,
+    endAgent: `SELECT ${prefixed("(ended.agent)", agentColumns)}, ended.released, ended.released_head
+     FROM ${schema}.end_agent($1, $2, $3, $4) AS ended`,
   };
 }
 
@@ -139,9 +77,9 @@ export class PostgresStatements {
   readonly #text: Statements;
   readonly #prefix: string;
 
-  /** `schema` and `channel` are validated identifiers (see `parsePostgresLocation`), safe to splice into SQL. */
-  constructor(schema: string, channel: string) {
-    this.#text = statements(schema, channel);
+  /** `schema` is a validated identifier (see `parsePostgresLocation`), safe to splice into SQL. */
+  constructor(schema: string) {
+    this.#text = statements(schema);
     this.#prefix = `${schema}.`;
   }
 
@@ -150,17 +88,16 @@ export class PostgresStatements {
     return { name: this.#prefix + name, text: this.#text[name], values };
   }
 
-  /** Statements sent as text: multi-statement or one-off. */
-  text(name: "lockBoard" | "boardId"): string {
+  /** A statement sent as text: one-off. */
+  text(name: "boardId"): string {
     return this.#text[name];
   }
 }
 
 /**
- * The SQL of the board, one statement per question; no decisions live here. Each write is one
- * statement that also NOTIFYs when it changed a record, and runs after the writer has taken the
- * board's row lock (`lockBoard`), so positions are assigned in commit order and a reader never sees
- * a lower one commit later.
+ * The SQL of the board, one statement per question; no decisions live here. Each write is a call of
+ * its function (schema.ts), which takes the board's row lock first, so positions are assigned in
+ * commit order and a reader never sees a lower one commit later.
  */
 export class PostgresStore implements Store {
   readonly #db: Queryable;
@@ -172,7 +109,7 @@ export class PostgresStore implements Store {
     this.#statements = statements;
   }
 
-  /** The board's new head after a write through this store that made an action claimable (and NOTIFYd). */
+  /** The board's new head after a write through this store that made an action claimable (and NOTIFYed). */
   get claimableHead(): number | undefined {
     return this.#claimableHead;
   }
@@ -185,7 +122,7 @@ export class PostgresStore implements Store {
   }
 
   async insertAction(action: NewAction): Promise<ActionRow | undefined> {
-    const [row] = await this.#all<ActionRow & { notified: unknown }>("insertAction", [
+    const inserted = await this.#one<ActionRow>("insertAction", [
       action.id,
       action.kind,
       action.recipient,
@@ -194,9 +131,7 @@ export class PostgresStore implements Store {
       action.body,
       action.now,
     ]);
-    if (row === undefined) return undefined;
-    const { notified: _, ...inserted } = row;
-    this.#claimableHead = inserted.seq;
+    if (inserted !== undefined) this.#claimableHead = inserted.seq;
     return inserted;
   }
 
@@ -264,7 +199,7 @@ export class PostgresStore implements Store {
       input.successor,
     ]);
     if (row === undefined) return undefined;
-    const { released, released_head, notified: _, ...agent } = row;
+    const { released, released_head, ...agent } = row;
     if (released_head !== null) this.#claimableHead = released_head;
     return { agent, released };
   }
@@ -286,7 +221,7 @@ export class PostgresStore implements Store {
   }
 }
 
-type EndedRow = AgentRow & { released: string[]; released_head: number | null; notified: unknown };
+type EndedRow = AgentRow & { released: string[]; released_head: number | null };
 
 type ScanRow = { board_head: number } & { [K in keyof ActionRow]: ActionRow[K] | null };
 
