@@ -63,8 +63,10 @@ const migrations: readonly Migration<
  * The board's writes, one function each. Each first locks the board's one row, so writers queue
  * there and positions are assigned in commit order; in a function each statement then reads a
  * fresh snapshot that includes every earlier write. Each changes what it changes only if every
- * condition still holds (a compare-and-set), and answers no row when nothing changed. Only a post
- * and a release make an action claimable, so only they NOTIFY `channel`, with the new head.
+ * condition still holds (a compare-and-set), and answers no row when nothing changed. A change to
+ * an action that already reads as impossible (taken, closed, nothing to claim) answers at once,
+ * without queueing for the lock: a lost race costs no writer any time. Only a post and a release
+ * make an action claimable, so only they NOTIFY `channel`, with the new head.
  * `schema` and `channel` are validated identifiers, safe to splice into SQL.
  */
 function boardFunctions(schema: string, channel: string): string {
@@ -72,14 +74,18 @@ function boardFunctions(schema: string, channel: string): string {
   const nextSeq = `(SELECT coalesce(max(seq), 0) + 1 FROM ${schema}.actions)`;
   const isActive = (identity: string) =>
     `EXISTS (SELECT 1 FROM ${schema}.agents AS g WHERE g.identity = ${identity} AND g.status = 'active')`;
-  const actionFunction = (name: string, parameters: string, body: string) => `
+  // `possible`: what the change needs, read before queueing for the lock; the change checks it again.
+  const actionFunction = (name: string, parameters: string, body: string, possible?: string) => `
     CREATE FUNCTION ${schema}.${name}(${parameters}) RETURNS SETOF ${schema}.actions
     LANGUAGE plpgsql AS $fn$
     BEGIN
+      ${possible === undefined ? "" : `IF NOT EXISTS (${possible}) THEN RETURN; END IF;`}
       ${lock}
       ${body}
     END
     $fn$;`;
+  const openAction = (where: string) =>
+    `SELECT 1 FROM ${schema}.actions AS q WHERE q.state = 'open' AND ${where}`;
   return `
     ${actionFunction(
       "insert_action",
@@ -105,6 +111,7 @@ function boardFunctions(schema: string, channel: string): string {
         SET state = 'claimed', claimed_by = p_agent, claimed_at = p_now, seq = ${nextSeq}
         WHERE a.id = p_id AND a.state = 'open' AND a.recipient IN (p_name, '*') AND ${isActive("p_agent")}
         RETURNING a.*;`,
+      openAction("q.id = p_id"),
     )}
     ${actionFunction(
       "claim_next",
@@ -125,6 +132,7 @@ function boardFunctions(schema: string, channel: string): string {
           )
           AND a.state = 'open' AND ${isActive("p_agent")}
         RETURNING a.*;`,
+      `${openAction("q.recipient = p_name")} UNION ALL ${openAction("q.recipient = '*'")}`,
     )}
     ${actionFunction(
       "complete",
@@ -134,6 +142,7 @@ function boardFunctions(schema: string, channel: string): string {
         SET state = 'done', result = p_result, closed_at = p_now, seq = ${nextSeq}
         WHERE a.id = p_id AND a.state = 'claimed' AND a.claimed_by = p_agent
         RETURNING a.*;`,
+      `SELECT 1 FROM ${schema}.actions AS q WHERE q.id = p_id AND q.state = 'claimed' AND q.claimed_by = p_agent`,
     )}
     ${actionFunction(
       "cancel",
@@ -144,6 +153,7 @@ function boardFunctions(schema: string, channel: string): string {
         WHERE a.id = p_id AND a.state IN ('open', 'claimed')
           AND (p_by_agent IS NULL OR (a.sender_agent = p_by_agent AND ${isActive("p_by")}))
         RETURNING a.*;`,
+      `SELECT 1 FROM ${schema}.actions AS q WHERE q.id = p_id AND q.state IN ('open', 'claimed')`,
     )}
     -- Registrations take the lock too, so agents.position follows commit order.
     CREATE FUNCTION ${schema}.insert_agent(p_identity text, p_name text, p_now bigint)
