@@ -104,21 +104,15 @@ describe("the schema", () => {
     const { url, schema } = await newHarness();
     expect(await migrateBoard(url)).toEqual({ store: "postgres", previousVersion: 0, schemaVersion: 2 });
     expect(await migrateBoard(url)).toEqual({ store: "postgres", previousVersion: 2, schemaVersion: 2 });
-    const tables = await adminQuery(
-      postgresServerUrl(),
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = '${schema}' ORDER BY 1`,
-    );
-    expect(tables.rows.map((row) => row.table_name)).toEqual([
-      "actions",
-      "agents",
-      "board",
-      "schema_migrations",
-    ]);
-    const functions = await adminQuery(
-      postgresServerUrl(),
-      `SELECT routine_name FROM information_schema.routines WHERE routine_schema = '${schema}' ORDER BY 1`,
-    );
-    expect(functions.rows.map((row) => row.routine_name)).toEqual([
+    const names = async (what: "table" | "routine", from: "tables" | "routines") =>
+      (
+        await adminQuery(
+          postgresServerUrl(),
+          `SELECT ${what}_name AS name FROM information_schema.${from} WHERE ${what}_schema = '${schema}' ORDER BY 1`,
+        )
+      ).rows.map((row) => row.name);
+    expect(await names("table", "tables")).toEqual(["actions", "agents", "board", "schema_migrations"]);
+    expect(await names("routine", "routines")).toEqual([
       "cancel",
       "claim",
       "claim_next",

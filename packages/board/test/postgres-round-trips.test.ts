@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import type { ActionDraft, ActionId } from "@bridgeworks/protocol";
+import type { ActionId } from "@bridgeworks/protocol";
 import { afterEach, describe, expect, test } from "vitest";
 import { type Board, openPostgresBoard } from "../src/index.js";
-import { RoundTripTap, refusal } from "../src/testing/index.js";
+import { draftAction, RoundTripTap, refusal } from "../src/testing/index.js";
 import { adminQuery, postgresHarness, postgresServerUrl, recheckIntervalMs } from "./postgres-harness.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -11,13 +11,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const draft = (overrides: Partial<ActionDraft> = {}): ActionDraft => ({
-  kind: "review",
-  to: "*",
-  from: "human",
-  body: "look at this",
-  ...overrides,
-});
+const draft = draftAction;
 
 /** A board whose every byte to and from the server passes through a tap that counts round trips. */
 async function tappedBoard(): Promise<{ board: Board; tap: RoundTripTap }> {

@@ -84,6 +84,7 @@ function boardFunctions(schema: string, channel: string): string {
       ${body}
     END
     $fn$;`;
+  const claimFor = `SET state = 'claimed', claimed_by = p_agent, claimed_at = p_now, seq = ${nextSeq}`;
   const openAction = (where: string) =>
     `SELECT 1 FROM ${schema}.actions AS q WHERE q.state = 'open' AND ${where}`;
   return `
@@ -107,8 +108,7 @@ function boardFunctions(schema: string, channel: string): string {
       "claim",
       "p_id text, p_agent text, p_name text, p_now bigint",
       `RETURN QUERY
-        UPDATE ${schema}.actions AS a
-        SET state = 'claimed', claimed_by = p_agent, claimed_at = p_now, seq = ${nextSeq}
+        UPDATE ${schema}.actions AS a ${claimFor}
         WHERE a.id = p_id AND a.state = 'open' AND a.recipient IN (p_name, '*') AND ${isActive("p_agent")}
         RETURNING a.*;`,
       openAction("q.id = p_id"),
@@ -118,8 +118,7 @@ function boardFunctions(schema: string, channel: string): string {
       "p_agent text, p_name text, p_now bigint",
       // Two index probes (one per recipient), not a sort of every open action.
       `RETURN QUERY
-        UPDATE ${schema}.actions AS a
-        SET state = 'claimed', claimed_by = p_agent, claimed_at = p_now, seq = ${nextSeq}
+        UPDATE ${schema}.actions AS a ${claimFor}
         WHERE a.id = (
             SELECT oldest.id FROM (
               (SELECT o.id, o.seq FROM ${schema}.actions AS o

@@ -47,6 +47,19 @@ export async function killByPid(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** A draft addressed to everyone from a human; `overrides` change any field. */
+export function draftAction(overrides: Partial<ActionDraft> = {}): ActionDraft {
+  return { kind: "review", to: "*", from: "human", body: "look at this", ...overrides };
+}
+
+/** What a won claim of `action` answers: the record claimed by `claimedBy` at `claimedAt`, at a new position. */
+export function claimedOutcome(action: OpenAction, claimedBy: string, claimedAt: string) {
+  return {
+    outcome: "claimed",
+    record: { ...action, seq: expect.any(Number), state: "claimed", claimedBy, claimedAt },
+  };
+}
+
 /** A clock that starts at a fixed instant and moves 1 ms per read, so order shows in timestamps. */
 export function tickingClock(startIso = "2026-11-06T10:00:00.000Z"): { now: () => number } {
   let next = Date.parse(startIso);
@@ -97,13 +110,7 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
       await Promise.all(harnesses.splice(0).map((made) => made.dispose()));
     });
 
-    const draft = (overrides: Partial<ActionDraft> = {}): ActionDraft => ({
-      kind: "review",
-      to: "*",
-      from: "human",
-      body: "look at this",
-      ...overrides,
-    });
+    const draft = draftAction;
 
     async function settlesAtOnce<T>(
       promise: Promise<T>,
@@ -414,16 +421,7 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         const action = await board.post(draft({ to: "bob" }));
 
         const won = await board.claim(bob.identity, action.id);
-        expect(won).toEqual({
-          outcome: "claimed",
-          record: {
-            ...action,
-            seq: expect.any(Number),
-            state: "claimed",
-            claimedBy: bob.identity,
-            claimedAt: "2026-11-06T11:00:00.000Z",
-          },
-        });
+        expect(won).toEqual(claimedOutcome(action, bob.identity, "2026-11-06T11:00:00.000Z"));
         expect(await board.claim(bob.identity, action.id)).toEqual(won);
         expect(await board.claim(bobAgain.identity, action.id)).toEqual({
           outcome: "taken",
@@ -474,16 +472,8 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         const second = await board.post(draft({ to: "bob", body: "second" }));
         const third = await board.post(draft({ to: "*", body: "third" }));
 
-        const claimed = (action: OpenAction) => ({
-          outcome: "claimed",
-          record: {
-            ...action,
-            seq: expect.any(Number),
-            state: "claimed",
-            claimedBy: bob.identity,
-            claimedAt: "2026-11-06T11:30:00.000Z",
-          },
-        });
+        const claimed = (action: OpenAction) =>
+          claimedOutcome(action, bob.identity, "2026-11-06T11:30:00.000Z");
         const outcomes = [];
         for (let index = 0; index < 3; index++) outcomes.push(await board.claimNext(bob.identity));
         expect(outcomes).toEqual([claimed(first), claimed(second), claimed(third)]);

@@ -1,7 +1,9 @@
 export { BoardProcess } from "./board-process.js";
 export {
   type BoardContractHarness,
+  claimedOutcome,
   describeBoardContract,
+  draftAction,
   killByPid,
   refusal,
   tickingClock,
