@@ -322,6 +322,23 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         expect((await waiting).records).toEqual([action]);
       });
 
+      test("wakes when another process releases a claim by departing", async () => {
+        const board = await open();
+        const bob = await board.register("bob");
+        const other = await spawn();
+        const holder = await other.call("register", "holder");
+        const action = await other.call("post", draft({ to: "*" }));
+        await other.call("claim", holder.identity, action.id);
+        const { cursor } = await board.list();
+        const waiting = board.waitForClaimable(bob.identity, cursor, { timeoutMs: never });
+        expect(await settlesAtOnce(waiting)).toBe("pending");
+        // Time for a store's listener to connect: a wait it finds on connecting would prove nothing.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+
+        await other.call("depart", holder.identity);
+        expect((await waiting).records).toEqual([expect.objectContaining({ id: action.id, state: "open" })]);
+      });
+
       test("on timeout returns no records and a cursor past what the caller cannot claim", async () => {
         const board = await open();
         const bob = await board.register("bob");
@@ -519,6 +536,25 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         const departed = await refusal(board.claimNext(bob.identity));
         expect([departed.code, departed.argument]).toEqual(["agent_not_active", "agent"]);
         expect(await board.get(action.id)).toEqual(action);
+      });
+
+      test("a burst of claimNext calls over four connections at once claims every action once", async () => {
+        const boards = await Promise.all(Array.from({ length: 4 }, () => open()));
+        const posted = new Set<string>();
+        for (let index = 0; index < 96; index++) posted.add((await boards[0]!.post(draft())).id);
+        const claimers = await Promise.all(boards.map((board) => board.register("burst")));
+
+        // Every call in flight at once: on a server, writers really overlap.
+        const outcomes = await Promise.all(
+          Array.from({ length: 96 }, (_, index) =>
+            boards[index % 4]!.claimNext(claimers[index % 4]!.identity),
+          ),
+        );
+        const claimed = outcomes.map((outcome) =>
+          outcome.outcome === "claimed" ? outcome.record.id : "none",
+        );
+        expect(claimed.sort()).toEqual([...posted].sort());
+        expect(await boards[0]!.claimNext(claimers[0]!.identity)).toEqual({ outcome: "none" });
       });
 
       test(
