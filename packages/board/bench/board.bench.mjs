@@ -9,7 +9,7 @@
 // `sqlite` and `postgres`.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -264,6 +264,8 @@ const withSchema = (serverUrl, schema) => {
   return url.toString();
 };
 
+// The machine is shared: the load around the run says how much of it the bench had.
+const loadAtStart = loadavg()[0];
 let server;
 try {
   const sqlite = {
@@ -312,7 +314,19 @@ try {
     },
   };
   process.stdout.write(
-    `${JSON.stringify({ node: process.version, platform: process.platform, cpus: availableParallelism(), claims, sqlite, postgres }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        node: process.version,
+        platform: process.platform,
+        cpus: availableParallelism(),
+        loadAverage1m: { start: round3(loadAtStart), end: round3(loadavg()[0]) },
+        claims,
+        sqlite,
+        postgres,
+      },
+      null,
+      2,
+    )}\n`,
   );
 } finally {
   for (const child of children) {
