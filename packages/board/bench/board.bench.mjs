@@ -3,7 +3,8 @@
 // - wake latency: same board, same process over another connection, another process;
 // - claims: sixteen claimer processes drain 2,000 actions, BENCH_CLAIM_ROUNDS times (default 3), by
 //   claim-by-id (each races for the records its wait returned: the baseline) and by claimNext, each
-//   round checked against the store for double claims and lost actions;
+//   round checked against the store for double claims and lost actions; on PostgreSQL also the
+//   ceiling (see claimer.mjs): the least a claim costs on this machine, board lock and code aside;
 // - PostgreSQL round trips per operation, through a counting relay.
 // Prints one JSON object: `claims` (the goal and the ratios against this run's baselines), then
 // `sqlite` and `postgres`.
@@ -110,6 +111,9 @@ async function benchWakeLatency(path) {
  */
 async function benchClaims(location, mode, claimedBy) {
   const board = await openBoard(location);
+  if (mode === "ceiling") {
+    await adminQuery(location, (schema) => `CREATE SEQUENCE ${schema}.ceiling_seq START 1000000000`);
+  }
   const claimers = Array.from({ length: claimProcesses }, (_, index) =>
     start("claimer.mjs", [location, `${mode}-${index}`, mode]),
   );
@@ -192,18 +196,27 @@ function sqliteHolders(path, ids) {
   return holders;
 }
 
-/** Who holds each action, read from the database itself. */
-async function postgresHolders(location, ids) {
+/** Runs `text(schema)` on the server of a board location, on a connection of its own. */
+async function adminQuery(location, text, values) {
   const url = new URL(location);
   const schema = url.searchParams.get("schema");
   url.searchParams.delete("schema");
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
-  const { rows } = await client.query(
-    `SELECT id, claimed_by FROM ${schema}.actions WHERE id = ANY($1) AND state = 'claimed'`,
+  try {
+    return (await client.query(text(schema), values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Who holds each action, read from the database itself. */
+async function postgresHolders(location, ids) {
+  const rows = await adminQuery(
+    location,
+    (schema) => `SELECT id, claimed_by FROM ${schema}.actions WHERE id = ANY($1) AND state = 'claimed'`,
     [ids],
   );
-  await client.end();
   return new Map(rows.map((row) => [row.id, row.claimed_by]));
 }
 
@@ -286,6 +299,7 @@ try {
       "claim-next",
       postgresHolders,
     ),
+    ceiling: await benchClaims(withSchema(server.url, "bee_bench_ceiling"), "ceiling", postgresHolders),
     roundTrips: await postgresRoundTrips(withSchema(server.url, "bee_bench_round_trips")),
   };
   const claimsPerSecond = (result) => result.claimsPerSecond.median;
@@ -307,6 +321,11 @@ try {
         claimsPerSecond(postgres.claimById),
       ),
       sqliteClaimNextToClaimById: ratio(claimsPerSecond(sqlite.claimNext), claimsPerSecond(sqlite.claimById)),
+      // What the board costs over the least a claim can cost on this machine, in this run.
+      postgresClaimNextToCeiling: ratio(
+        claimsPerSecond(postgres.claimNext),
+        claimsPerSecond(postgres.ceiling),
+      ),
       postgresClaimNextToSqliteClaimNext: ratio(
         claimsPerSecond(postgres.claimNext),
         claimsPerSecond(sqlite.claimNext),

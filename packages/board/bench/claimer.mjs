@@ -2,13 +2,17 @@
 // left it can claim, then reports what it won, what it lost and how long each claim call took.
 //   claim-by-id: waits for claimable actions and claims each by id, in its own random order, as
 //                agents that race for the same records do;
-//   claim-next:  asks the board for the next claimable action until it answers none.
+//   claim-next:  asks the board for the next claimable action until it answers none;
+//   ceiling:     (PostgreSQL) the least a claim can cost, for comparison only: one bare UPDATE that
+//                takes the oldest open row FOR UPDATE SKIP LOCKED, with a position from a sequence
+//                and no board lock (so positions are not in commit order: not a board) and no board code.
 import { createInterface } from "node:readline";
+import pg from "pg";
 import { openBoard } from "../dist/index.js";
 
 // A PostgreSQL URL comes in BEE_BOARD (it may hold a password, which argv would show to ps).
 const [pathArgument, name, mode] = process.argv.slice(2);
-if (mode !== "claim-by-id" && mode !== "claim-next") throw new Error(`unknown mode ${mode}`);
+if (!["claim-by-id", "claim-next", "ceiling"].includes(mode)) throw new Error(`unknown mode ${mode}`);
 const location = process.env.BEE_BOARD || pathArgument;
 const board = await openBoard(location);
 const { identity } = await board.register(name);
@@ -55,6 +59,34 @@ async function claimNext(round) {
   }
 }
 
+async function ceiling(round) {
+  const url = new URL(location);
+  const schema = url.searchParams.get("schema");
+  url.searchParams.delete("schema");
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  const claim = {
+    name: "ceiling",
+    text: `UPDATE ${schema}.actions SET state = 'claimed', claimed_by = $1, claimed_at = $2,
+             seq = nextval('${schema}.ceiling_seq')
+           WHERE id = (SELECT id FROM ${schema}.actions WHERE state = 'open' AND recipient IN ($3, '*')
+                       ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
+    values: [identity, Date.now(), name],
+  };
+  try {
+    for (;;) {
+      const { rows } = await timed(() => client.query(claim), round.latencies);
+      if (rows.length === 0) return;
+      round.won(rows[0].id);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+const modes = { "claim-by-id": claimById, "claim-next": claimNext, ceiling };
+
 for await (const _go of createInterface({ input: process.stdin })) {
   const won = [];
   const round = {
@@ -67,7 +99,7 @@ for await (const _go of createInterface({ input: process.stdin })) {
       round.lastClaimAt = process.hrtime.bigint();
     },
   };
-  await (mode === "claim-next" ? claimNext(round) : claimById(round));
+  await modes[mode](round);
   const { latencies, taken, busy, lastClaimAt } = round;
   process.stdout.write(
     `${JSON.stringify({ identity, won, taken, busy, latencies, lastClaimAt: String(lastClaimAt) })}\n`,
