@@ -111,9 +111,7 @@ async function benchWakeLatency(path) {
  */
 async function benchClaims(location, mode, claimedBy) {
   const board = await openBoard(location);
-  if (mode === "ceiling") {
-    await adminQuery(location, (schema) => `CREATE SEQUENCE ${schema}.ceiling_seq START 1000000000`);
-  }
+  if (mode === "ceiling") await adminQuery(location, (schema) => `CREATE SEQUENCE ${schema}.ceiling_seq`);
   const claimers = Array.from({ length: claimProcesses }, (_, index) =>
     start("claimer.mjs", [location, `${mode}-${index}`, mode]),
   );
@@ -128,6 +126,13 @@ async function benchClaims(location, mode, claimedBy) {
     const posted = [];
     for (let index = 0; index < claimActions; index++) {
       posted.push((await board.post({ kind: "bench", to: "*", from: "human", body: String(index) })).id);
+    }
+    if (mode === "ceiling") {
+      // The ceiling's positions come from its sequence: start it past this round's posts.
+      await adminQuery(
+        location,
+        (schema) => `SELECT setval('${schema}.ceiling_seq', (SELECT max(seq) FROM ${schema}.actions))`,
+      );
     }
     const startedAt = process.hrtime.bigint();
     for (const claimer of claimers) claimer.send("go");
