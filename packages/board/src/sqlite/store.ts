@@ -154,7 +154,17 @@ function prepareStatements(db: Database.Database) {
       `UPDATE actions
      SET state = 'claimed', claimed_by = @agent, claimed_at = @now, seq = ${nextSeq}
      WHERE id = (
-         SELECT id FROM actions WHERE state = 'open' AND recipient IN (@name, '*') ORDER BY seq LIMIT 1
+         -- Two index probes (one per recipient), not a sort of every open action.
+         SELECT id FROM (
+           SELECT id, seq FROM (
+             SELECT id, seq FROM actions WHERE state = 'open' AND recipient = @name ORDER BY seq LIMIT 1
+           )
+           UNION ALL
+           SELECT id, seq FROM (
+             SELECT id, seq FROM actions WHERE state = 'open' AND recipient = '*' ORDER BY seq LIMIT 1
+           )
+         )
+         ORDER BY seq LIMIT 1
        )
        AND EXISTS (SELECT 1 FROM agents WHERE identity = @agent AND status = 'active')
      RETURNING *`,
