@@ -30,6 +30,7 @@ export const PostInput = z.strictObject({
   body: ActionBody,
 });
 export const ClaimInput = z.strictObject({ actionId: ActionId });
+export const ClaimNextInput = z.strictObject({});
 export const CompleteInput = z.strictObject({ actionId: ActionId, result: ActionResult.optional() });
 export const WhoamiInput = z.strictObject({});
 export { SessionEventToolInput };

@@ -1,4 +1,4 @@
-import type { Board } from "@bridgeworks/board";
+import { type Board, BoardError } from "@bridgeworks/board";
 import type { ActionPage, AgentIdentity, Cursor, SessionStartHookOutput } from "@bridgeworks/protocol";
 import {
   describeError,
@@ -14,6 +14,7 @@ import type { BridgeIdentity } from "./identity.js";
 import {
   actionPageJsonSchema,
   ClaimInput,
+  ClaimNextInput,
   CompleteInput,
   ListInput,
   PostInput,
@@ -55,6 +56,18 @@ export interface BridgeToolsOptions {
 
 const alwaysLoad = { "anthropic/alwaysLoad": true };
 const retryHint = "retry with the same cursor";
+const unsureClaimHint =
+  "call bee_list and look for an action claimedBy you before claiming the next (bee_whoami says who you are)";
+
+/** A write whose outcome is unknown; not a BoardError, so the busy retry stops at it. */
+class UnsureWrite extends Error {
+  override readonly cause: BoardError;
+
+  constructor(cause: BoardError) {
+    super(cause.message);
+    this.cause = cause;
+  }
+}
 
 /** The bridge's MCP tools: descriptions for `tools/list` and one handler per tool. */
 export class BridgeTools {
@@ -101,6 +114,15 @@ export class BridgeTools {
         _meta: alwaysLoad,
       },
       {
+        name: "bee_claim_next",
+        description:
+          "Claim the oldest open action addressed to you or to everyone, in one step. outcome is claimed " +
+          "with the record, or none when there is nothing to claim (wait with bee_wait_action, then call " +
+          "again). It never loses a race to another agent.",
+        inputSchema: toolInputJsonSchema(ClaimNextInput),
+        _meta: alwaysLoad,
+      },
+      {
         name: "bee_complete",
         description: "Complete an action you claimed, with an optional result text.",
         inputSchema: toolInputJsonSchema(CompleteInput),
@@ -134,6 +156,10 @@ export class BridgeTools {
       case "bee_claim":
         return this.#withArguments(ClaimInput, args, (input) =>
           this.#write(async (board, me) => board.claim(me, input.actionId)),
+        );
+      case "bee_claim_next":
+        return this.#withArguments(ClaimNextInput, args, () =>
+          this.#write(async (board, me) => board.claimNext(me), { ifUnsure: unsureClaimHint }),
         );
       case "bee_complete":
         return this.#withArguments(CompleteInput, args, (input) =>
@@ -224,13 +250,34 @@ export class BridgeTools {
     );
   }
 
-  async #write(operation: (board: Board, me: AgentIdentity) => Promise<object>): Promise<ToolResult> {
+  /**
+   * Runs a write, repeating it while the board is busy. With `ifUnsure`, a write that may or may not
+   * have been made is not repeated (a second claimNext could leave the first action held by an agent
+   * that never heard of it); the agent gets that hint instead.
+   */
+  async #write(
+    operation: (board: Board, me: AgentIdentity) => Promise<object>,
+    options: { ifUnsure?: string } = {},
+  ): Promise<ToolResult> {
     try {
       const board = await this.#options.access.board();
       const me = await this.#options.identity.current();
-      const value = await retryWhileBusy(() => operation(board, me), { withinMs: this.#options.busyRetryMs });
+      const once = async () => {
+        try {
+          return await operation(board, me);
+        } catch (error) {
+          if (options.ifUnsure !== undefined && error instanceof BoardError && error.unsure) {
+            throw new UnsureWrite(error);
+          }
+          throw error;
+        }
+      };
+      const value = await retryWhileBusy(once, { withinMs: this.#options.busyRetryMs });
       return jsonResult(value);
     } catch (error) {
+      if (error instanceof UnsureWrite) {
+        return errorResult(describeBoardFailure(error.cause, options.ifUnsure ?? "retry the call"));
+      }
       return errorResult(describeBoardFailure(error, "retry the call"));
     }
   }

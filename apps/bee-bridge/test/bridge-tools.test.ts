@@ -51,6 +51,7 @@ describe("tools/list and argument rules", () => {
     expect(wait?.outputSchema?.required).toEqual(["records", "cursor"]);
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "bee_claim",
+      "bee_claim_next",
       "bee_complete",
       "bee_list",
       "bee_post",
@@ -83,6 +84,11 @@ describe("tools/list and argument rules", () => {
     expect(textOf(unknown)).toBe("sinse: is not an argument of this tool");
     const badPost = await call(running, "bee_post", { to: "a b", body: "x" });
     expect(textOf(badPost)).toBe("to: must be an agent name or *");
+    const badClaimNext = await call(running, "bee_claim_next", { actionId: "act_0000000000000000" });
+    expect([badClaimNext.isError, textOf(badClaimNext)]).toEqual([
+      true,
+      "actionId: is not an argument of this tool",
+    ]);
   });
 });
 
@@ -186,6 +192,56 @@ describe("cancellation and claims", () => {
   });
 });
 
+describe("bee_claim_next", () => {
+  interface ClaimNext {
+    outcome: string;
+    record?: { id: string; body: string; state: string; claimedBy: string };
+  }
+
+  test("claims the oldest action addressed to the agent or to everyone, then answers none", async () => {
+    const alpha = await bridge("alpha");
+    const me = structured<{ identity: string }>(await call(alpha, "bee_whoami")).identity;
+    for (const [to, body] of [
+      ["beta", "for beta"],
+      ["*", "first"],
+      ["alpha", "second"],
+    ]) {
+      await runBee(["post", "--to", to!, body!], scope.sandbox.env);
+    }
+    const claims = [
+      structured<ClaimNext>(await call(alpha, "bee_claim_next")),
+      structured<ClaimNext>(await call(alpha, "bee_claim_next", {})),
+    ];
+    expect(claims.map((claim) => [claim.outcome, claim.record?.body, claim.record?.claimedBy])).toEqual([
+      ["claimed", "first", me],
+      ["claimed", "second", me],
+    ]);
+    expect(structured<ClaimNext>(await call(alpha, "bee_claim_next"))).toEqual({ outcome: "none" });
+    const open = structured<Page>(await call(alpha, "bee_list")).records.filter((r) => r.state === "open");
+    expect(open.map((record) => record.body)).toEqual(["for beta"]);
+  });
+
+  test("four bridges claiming next until none claim every action exactly once", async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 24; index++) {
+      const posted = await runBee(["post", "--to", "*", "--json", `job ${index}`], scope.sandbox.env);
+      ids.push((JSON.parse(posted.stdout) as { id: string }).id);
+    }
+    const bridges = await Promise.all(Array.from({ length: 4 }, (_, index) => bridge(`worker${index}`)));
+    const won = await Promise.all(
+      bridges.map(async (running) => {
+        const mine: string[] = [];
+        for (;;) {
+          const outcome = structured<ClaimNext>(await call(running, "bee_claim_next"));
+          if (outcome.outcome === "none") return mine;
+          mine.push(outcome.record!.id);
+        }
+      }),
+    );
+    expect(won.flat().sort()).toEqual([...ids].sort());
+  });
+});
+
 describe("stdout is the protocol", () => {
   test("every byte on stdout is JSON-RPC during a full session with debug logging", async () => {
     const fakeClaude = startFakeClaude(scope.tracker);
@@ -204,6 +260,7 @@ describe("stdout is the protocol", () => {
     );
     await call(running, "bee_claim", { actionId: posted.id });
     await call(running, "bee_complete", { actionId: posted.id, result: "done" });
+    await call(running, "bee_claim_next");
     await call(running, "bee_session_event", { session_id: "s-2", source: "clear" });
     await call(running, "bee_wait_action", { timeoutSeconds: 0 });
     await running.client.close();
@@ -227,6 +284,6 @@ describe("an unavailable board", () => {
     const result = await call(running, "bee_wait_action", { timeoutSeconds: 1 });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^board unavailable: .*; retry with the same cursor$/);
-    expect((await running.client.listTools()).tools.length).toBe(7);
+    expect((await running.client.listTools()).tools.length).toBe(8);
   });
 });

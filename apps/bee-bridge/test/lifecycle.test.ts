@@ -100,7 +100,7 @@ describe("shutdown", () => {
       env: { ...scope.sandbox.env, BEE_AGENT: "alpha" },
     });
     const { tools } = await running.client.listTools();
-    expect(tools.length).toBe(7);
+    expect(tools.length).toBe(8);
     await eventually(() => running.process.stderr().includes("no claude ancestor found"));
     expect(existsSync(scope.sandbox.runDir) ? readdirSync(scope.sandbox.runDir) : []).toEqual([]);
   });

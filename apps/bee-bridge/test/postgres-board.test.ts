@@ -1,5 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { openBoard } from "@bridgeworks/board";
+import { RoundTripTap } from "@bridgeworks/board/testing";
 import { ProcessTracker } from "@bridgeworks/test-harness";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
@@ -126,20 +128,20 @@ describe("two bridges on different machines sharing one PostgreSQL board", () =>
 });
 
 describe("the CLI on a PostgreSQL board", () => {
-  test("bee board migrate reports 0 -> 1 on a fresh schema, then 1 -> 1", async () => {
+  test("bee board migrate reports 0 -> 2 on a fresh schema, then 2 -> 2", async () => {
     const board = freshBoard();
     const env = machine(board).env;
     const first = await runBee(["board", "migrate", "--json"], env);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 1 });
+    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 2 });
     const second = await runBee(["board", "migrate", "--json"], env);
     expect(second.code).toBe(0);
-    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 1, schemaVersion: 1 });
+    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 2, schemaVersion: 2 });
     const text = await runBee(["board", "migrate"], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 1\n$/,
+      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 2\n$/,
     );
     for (const result of [first, second, text]) expect(result.stdout).not.toContain(passwordOf(board));
   });
@@ -149,7 +151,7 @@ describe("the CLI on a PostgreSQL board", () => {
     const { BEE_BOARD: _, ...env } = machine(board).env;
     const migrated = await runBee(["board", "migrate", "--json", "--board", board], env);
     expect(migrated.code).toBe(0);
-    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 1 });
+    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 2 });
     const bad = await runBee(["board", "drop"], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(`bee board: "drop": is not a bee board command (see 'bee board --help')\n`);
@@ -189,6 +191,40 @@ describe("the CLI on a PostgreSQL board", () => {
     expect(list).toHaveLength(1);
     expect(list[0]).toMatchObject({ status: "active" });
     expect(list[0]?.identity).toMatch(/^agent:carol#[0-9a-f]{8}$/);
+  });
+});
+
+describe("bee_claim_next on a PostgreSQL board", () => {
+  test("when the answer to a claim is lost, the bridge does not claim again: it says how to find the claim", async () => {
+    const board = freshBoard();
+    const tap = await RoundTripTap.start(board);
+    cleanups.push(() => tap.close());
+    const env = machine(tap.url).env;
+    const running = await startBridge({ tracker, env: { ...env, BEE_AGENT: "epsilon" } });
+    const { identity } = structured<{ identity: string }>(await call(running, "bee_whoami"));
+    const inspector = await openBoard(board);
+    cleanups.push(() => inspector.close());
+    const first = await inspector.post({ kind: "task", to: "*", from: "human", body: "first" });
+    const second = await inspector.post({ kind: "task", to: "*", from: "human", body: "second" });
+
+    // The claim commits in the server; its answer never reaches the bridge.
+    const cut = tap.cutNextAnswer(1);
+    const result = await call(running, "bee_claim_next");
+    await cut;
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /^board unavailable \(busy\): .*may or may not have been made.*; call bee_list/,
+    );
+    expect(textOf(result)).not.toContain(passwordOf(board));
+    // Claimed once, by this bridge; a repeated claim would have taken the second action too.
+    expect(await inspector.get(first.id)).toMatchObject({ state: "claimed", claimedBy: identity });
+    expect(await inspector.get(second.id)).toMatchObject({ state: "open" });
+
+    // The bridge is fine: the next call claims the next action.
+    const next = structured<{ outcome: string; record: { id: string } }>(
+      await call(running, "bee_claim_next"),
+    );
+    expect([next.outcome, next.record.id]).toEqual(["claimed", second.id]);
   });
 });
 

@@ -1,20 +1,28 @@
-// Wake latency (same board, same process over another connection, another process) and claim
-// throughput with sixteen claimer processes, against dist/, on SQLite and on PostgreSQL (a throwaway
-// cluster from scripts/postgres-test-cluster.mjs, or the server BEE_BENCH_POSTGRES_URL names).
-// Prints one JSON object: the SQLite figures at the top level, the PostgreSQL ones under `postgres`.
+// The board's bench, against dist/, on SQLite and on PostgreSQL (a throwaway cluster from
+// scripts/postgres-test-cluster.mjs, or the server BEE_BENCH_POSTGRES_URL names):
+// - wake latency: same board, same process over another connection, another process;
+// - claims: sixteen claimer processes drain 2,000 actions, BENCH_CLAIM_ROUNDS times (default 3), by
+//   claim-by-id (each races for the records its wait returned: the baseline) and by claimNext, each
+//   round checked against the store for double claims and lost actions; on PostgreSQL also the
+//   ceiling (see claimer.mjs): the least a claim costs on this machine, board lock and code aside;
+// - PostgreSQL round trips per operation, through a counting relay.
+// Prints one JSON object: `claims` (the goal and the ratios against this run's baselines), then
+// `sqlite` and `postgres`.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { openBoard } from "../dist/index.js";
+import { RoundTripTap } from "../dist/testing/round-trips.js";
 
 const wakeSamples = 300;
 const claimProcesses = 16;
 const claimActions = 2000;
+const claimRounds = Number(process.env.BENCH_CLAIM_ROUNDS ?? "3");
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "bee-board-bench-"));
@@ -96,63 +104,161 @@ async function benchWakeLatency(path) {
   };
 }
 
-async function benchClaims(path, countClaimedRows) {
-  const board = await openBoard(path);
-  for (let index = 0; index < claimActions; index++) {
-    await board.post({ kind: "bench", to: "*", from: "human", body: String(index) });
-  }
+/**
+ * Sixteen claimer processes drain `claimActions` actions addressed to `*`, `claimRounds` times, in
+ * one mode. Each round is checked against the store itself: every action claimed exactly once, by
+ * the claimer that reported winning it.
+ */
+async function benchClaims(location, mode, claimedBy) {
+  const board = await openBoard(location);
+  if (mode === "ceiling") await adminQuery(location, (schema) => `CREATE SEQUENCE ${schema}.ceiling_seq`);
   const claimers = Array.from({ length: claimProcesses }, (_, index) =>
-    start("claimer.mjs", [path, `claimer-${index}`]),
+    start("claimer.mjs", [location, `${mode}-${index}`, mode]),
   );
   await Promise.all(claimers.map((claimer) => claimer.next()));
+  const rounds = [];
+  const latencies = [];
+  let lostRaces = 0;
+  let busy = 0;
+  let doubleClaims = 0;
+  let lostActions = 0;
+  for (let round = 0; round < claimRounds; round++) {
+    const posted = [];
+    for (let index = 0; index < claimActions; index++) {
+      posted.push((await board.post({ kind: "bench", to: "*", from: "human", body: String(index) })).id);
+    }
+    if (mode === "ceiling") {
+      // The ceiling's positions come from its sequence: start it past this round's posts.
+      await adminQuery(
+        location,
+        (schema) => `SELECT setval('${schema}.ceiling_seq', (SELECT max(seq) FROM ${schema}.actions))`,
+      );
+    }
+    const startedAt = process.hrtime.bigint();
+    for (const claimer of claimers) claimer.send("go");
+    const reports = (await Promise.all(claimers.map((claimer) => claimer.next()))).map((line) =>
+      JSON.parse(line),
+    );
+    const finishedAt = reports.reduce((latest, report) => {
+      const at = BigInt(report.lastClaimAt);
+      return at > latest ? at : latest;
+    }, startedAt);
 
-  const startedAt = process.hrtime.bigint();
-  for (const claimer of claimers) claimer.send("go");
-  const reports = (await Promise.all(claimers.map((claimer) => claimer.next()))).map((line) =>
-    JSON.parse(line),
-  );
-  const finishedAt = reports.reduce((latest, report) => {
-    const at = BigInt(report.lastClaimAt);
-    return at > latest ? at : latest;
-  }, startedAt);
+    const winners = new Map();
+    for (const report of reports) {
+      for (const id of report.won) {
+        if (winners.has(id)) doubleClaims += 1;
+        winners.set(id, report.identity);
+      }
+      lostRaces += report.taken;
+      busy += report.busy;
+      latencies.push(...report.latencies);
+    }
+    const holders = await claimedBy(location, posted);
+    for (const id of posted) {
+      if (!winners.has(id) || holders.get(id) === undefined) lostActions += 1;
+      else if (holders.get(id) !== winners.get(id)) doubleClaims += 1;
+    }
+    const seconds = Number(finishedAt - startedAt) / 1e9;
+    rounds.push({
+      claimed: winners.size,
+      seconds: round3(seconds),
+      claimsPerSecond: Math.round(winners.size / seconds),
+    });
+  }
+  for (const claimer of claimers) claimer.child.stdin.end();
   await board.close();
-
-  const claimedRows = await countClaimedRows(path);
-  const claimed = reports.reduce((sum, report) => sum + report.claimed, 0);
-  const seconds = Number(finishedAt - startedAt) / 1e9;
+  const perSecond = rounds.map((round) => round.claimsPerSecond).sort((a, b) => a - b);
   return {
+    mode,
     processes: claimProcesses,
     actions: claimActions,
-    claimed,
-    claimedRows,
-    eachClaimedOnce: claimed === claimActions && claimedRows === claimActions,
-    lostRaces: reports.reduce((sum, report) => sum + report.taken, 0),
-    busy: reports.reduce((sum, report) => sum + report.busy, 0),
-    seconds: Math.round(seconds * 1000) / 1000,
-    claimsPerSecond: Math.round(claimed / seconds),
+    rounds: rounds.length,
+    claimsPerSecond: { median: median(perSecond), min: perSecond[0], max: perSecond.at(-1) },
+    claimCallLatency: summary(latencies),
+    lostRaces,
+    busy,
+    doubleClaims,
+    lostActions,
+    perRound: rounds,
   };
 }
 
-function countSqliteClaims(path) {
-  const raw = new Database(path, { readonly: true });
-  const { claimedRows } = raw
-    .prepare("SELECT count(*) AS claimedRows FROM actions WHERE state = 'claimed'")
-    .get();
-  raw.close();
-  return claimedRows;
+function median(sorted) {
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : Math.round((sorted[middle - 1] + sorted[middle]) / 2);
 }
 
-async function countPostgresClaims(location) {
+const round3 = (value) => Math.round(value * 1000) / 1000;
+const ratio = (value, baseline) => Math.round((value / baseline) * 100) / 100;
+
+/** Who holds each action, read from the file itself. */
+function sqliteHolders(path, ids) {
+  const raw = new Database(path, { readonly: true });
+  const read = raw.prepare("SELECT claimed_by FROM actions WHERE id = ? AND state = 'claimed'");
+  const holders = new Map(ids.map((id) => [id, read.get(id)?.claimed_by]));
+  raw.close();
+  return holders;
+}
+
+/** Runs `text(schema)` on the server of a board location, on a connection of its own. */
+async function adminQuery(location, text, values) {
   const url = new URL(location);
   const schema = url.searchParams.get("schema");
   url.searchParams.delete("schema");
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
-  const { rows } = await client.query(
-    `SELECT count(*)::int AS n FROM ${schema}.actions WHERE state = 'claimed'`,
+  try {
+    return (await client.query(text(schema), values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Who holds each action, read from the database itself. */
+async function postgresHolders(location, ids) {
+  const rows = await adminQuery(
+    location,
+    (schema) => `SELECT id, claimed_by FROM ${schema}.actions WHERE id = ANY($1) AND state = 'claimed'`,
+    [ids],
   );
-  await client.end();
-  return rows[0].n;
+  return new Map(rows.map((row) => [row.id, row.claimed_by]));
+}
+
+/** The round trips each operation makes on connections already open, through a counting relay. */
+async function postgresRoundTrips(location) {
+  const tap = await RoundTripTap.start(location);
+  const board = await openBoard(tap.url);
+  try {
+    const count = async (operation) => (await tap.count(operation)).roundTrips;
+    const bob = await board.register("bob");
+    const carol = await board.register("carol");
+    const open = () => board.post({ kind: "bench", to: "*", from: "human", body: "" });
+    const posted = await open();
+    const profile = {
+      post: await count(open),
+      get: await count(() => board.get(posted.id)),
+      list: await count(() => board.list({ limit: 10 })),
+      claim: await count(() => board.claim(bob.identity, posted.id)),
+      claimLost: await count(() => board.claim(carol.identity, posted.id)),
+      claimNext: await count(() => board.claimNext(carol.identity)),
+      claimNextNone: await count(() => board.claimNext(carol.identity)),
+      complete: await count(() => board.complete(bob.identity, posted.id)),
+    };
+    const cancelled = await open();
+    profile.cancel = await count(() => board.cancel("human", cancelled.id));
+    profile.register = await count(() => board.register("dave"));
+    profile.depart = await count(() => board.depart(carol.identity));
+    await open();
+    // Last: it opens the LISTEN connection, whose handshake would otherwise land in the next count.
+    profile.waitForClaimable = await count(() =>
+      board.waitForClaimable(bob.identity, undefined, { timeoutMs: 1000 }),
+    );
+    return profile;
+  } finally {
+    await board.close();
+    await tap.close();
+  }
 }
 
 /** The server to bench against, and how to stop it when the bench started it. */
@@ -176,17 +282,75 @@ const withSchema = (serverUrl, schema) => {
   return url.toString();
 };
 
+// The machine is shared: the load around the run says how much of it the bench had.
+const loadAtStart = loadavg()[0];
 let server;
 try {
-  const wakeLatencyResults = await benchWakeLatency(join(dir, "wake", "board.db"));
-  const claims = await benchClaims(join(dir, "claims", "board.db"), countSqliteClaims);
+  const sqlite = {
+    wakeLatency: await benchWakeLatency(join(dir, "wake", "board.db")),
+    claimById: await benchClaims(join(dir, "claim-by-id", "board.db"), "claim-by-id", sqliteHolders),
+    claimNext: await benchClaims(join(dir, "claim-next", "board.db"), "claim-next", sqliteHolders),
+  };
   server = postgresServer();
   const postgres = {
     wakeLatency: await benchWakeLatency(withSchema(server.url, "bee_bench_wake")),
-    claims: await benchClaims(withSchema(server.url, "bee_bench_claims"), countPostgresClaims),
+    claimById: await benchClaims(
+      withSchema(server.url, "bee_bench_claim_by_id"),
+      "claim-by-id",
+      postgresHolders,
+    ),
+    claimNext: await benchClaims(
+      withSchema(server.url, "bee_bench_claim_next"),
+      "claim-next",
+      postgresHolders,
+    ),
+    ceiling: await benchClaims(withSchema(server.url, "bee_bench_ceiling"), "ceiling", postgresHolders),
+    roundTrips: await postgresRoundTrips(withSchema(server.url, "bee_bench_round_trips")),
+  };
+  const claimsPerSecond = (result) => result.claimsPerSecond.median;
+  const claims = {
+    // issue 15's row: board claims on PostgreSQL, 16 claimers; goal >= 1,000/s, 0 double claims.
+    goal: {
+      postgresClaimNextPerSecond: 1000,
+      measured: claimsPerSecond(postgres.claimNext),
+      doubleClaims: postgres.claimNext.doubleClaims,
+      met:
+        claimsPerSecond(postgres.claimNext) >= 1000 &&
+        postgres.claimNext.doubleClaims === 0 &&
+        postgres.claimNext.lostActions === 0,
+    },
+    // Each against a baseline measured in this run.
+    ratios: {
+      postgresClaimNextToClaimById: ratio(
+        claimsPerSecond(postgres.claimNext),
+        claimsPerSecond(postgres.claimById),
+      ),
+      sqliteClaimNextToClaimById: ratio(claimsPerSecond(sqlite.claimNext), claimsPerSecond(sqlite.claimById)),
+      // What the board costs over the least a claim can cost on this machine, in this run.
+      postgresClaimNextToCeiling: ratio(
+        claimsPerSecond(postgres.claimNext),
+        claimsPerSecond(postgres.ceiling),
+      ),
+      postgresClaimNextToSqliteClaimNext: ratio(
+        claimsPerSecond(postgres.claimNext),
+        claimsPerSecond(sqlite.claimNext),
+      ),
+    },
   };
   process.stdout.write(
-    `${JSON.stringify({ node: process.version, platform: process.platform, wakeLatency: wakeLatencyResults, claims, postgres }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        node: process.version,
+        platform: process.platform,
+        cpus: availableParallelism(),
+        loadAverage1m: { start: round3(loadAtStart), end: round3(loadavg()[0]) },
+        claims,
+        sqlite,
+        postgres,
+      },
+      null,
+      2,
+    )}\n`,
   );
 } finally {
   for (const child of children) {

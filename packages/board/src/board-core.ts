@@ -12,6 +12,7 @@ import {
   type AgentRecord,
   type CancelledAction,
   type ClaimedAction,
+  type ClaimNextOutcome,
   type ClaimOutcome,
   type CompleteOutcome,
   type Cursor,
@@ -28,7 +29,7 @@ import { mintCursor, readCursor } from "./cursor.js";
 import { argumentError, BoardError, RetireIncompleteError } from "./errors.js";
 import { type ActionRow, actionFromRow, agentFromRow } from "./rows.js";
 import { describeSender, listLimit, maxTimeoutMs, mintAttempts, requireObject, waitLimit } from "./rules.js";
-import type { Awaitable, Store } from "./store.js";
+import type { Awaitable, Lookup, Store } from "./store.js";
 import type { WaitForRecordsInput } from "./wait.js";
 
 /** A wait as the core asks for it; the runner brings the change feed. */
@@ -41,9 +42,11 @@ export interface StoreRunner {
   /** Runs reads, turning contention or a lost server into the retryable `busy`. */
   read<T>(operation: (store: Store) => Promise<T>): Promise<T>;
   /**
-   * Runs `operation` in one write transaction and, when it changed something (a result other than
-   * undefined), wakes waiters here and in other processes. `operation` answers at once on a store
-   * that does (SQLite), so such a store's transaction never spans a turn of the event loop.
+   * Runs `operation`, which makes exactly one write through the store, as one transaction, and,
+   * when it changed something (a result other than undefined), wakes waiters here and in other
+   * processes. `operation` must make its write at once: a store that answers at once (SQLite) never
+   * spans a turn of the event loop, and one that answers later (PostgreSQL) sends the whole
+   * transaction in one round trip.
    */
   write<T>(operation: (store: Store) => Awaitable<T>): Promise<T>;
   /** `waitForRecords` on the store's change feed. */
@@ -60,7 +63,8 @@ export function boardDeps(options: Partial<BoardDeps>): BoardDeps {
 /**
  * The board's rules, written once for every store: argument checks, who may post, claim, complete
  * and cancel, what a lost compare-and-set means, minting, retire and depart. A store brings only
- * its SQL (`Store`) and the mechanics of running it (`StoreRunner`).
+ * its SQL (`Store`) and the mechanics of running it (`StoreRunner`). Every change is one
+ * compare-and-set statement; when it changes nothing, one read in one snapshot explains why.
  */
 export class StoreBoard implements Board {
   readonly #runner: StoreRunner;
@@ -77,36 +81,48 @@ export class StoreBoard implements Board {
   async post(draft: ActionDraft): Promise<OpenAction> {
     const { kind, to, from, body } = parseArgument(ActionDraft, draft, "draft");
     const sender = describeSender(from);
-    return this.#write((store) => {
-      const active = sender.agent === null ? undefined : requireActive(store, from as AgentIdentity, "from");
-      const row = then(active, () =>
-        mintUntilFree("action", () =>
-          store.insertAction({
-            id: `act_${Buffer.from(this.#deps.randomBytes(8)).toString("hex")}`,
-            kind,
-            recipient: to,
-            sender: from,
-            senderAgent: sender.agent,
-            body,
-            now: this.#deps.now(),
-          }),
-        ),
+    for (let attempt = 1; ; attempt++) {
+      const id = `act_${Buffer.from(this.#deps.randomBytes(8)).toString("hex")}`;
+      const inserted = await this.#write((store) =>
+        store.insertAction({
+          id,
+          kind,
+          recipient: to,
+          sender: from,
+          senderAgent: sender.agent,
+          body,
+          now: this.#deps.now(),
+        }),
       );
-      return then(row, (inserted) => actionFromRow(inserted) as OpenAction);
-    });
+      if (inserted !== undefined) return actionFromRow(inserted) as OpenAction;
+      // The insert checks an agent sender itself; a sender that is active now was active then, so
+      // the miss was a clash of random ids: mint again.
+      if (sender.agent !== null) {
+        await this.#read(async (store) =>
+          requireActive(await store.lookup({ agent: from }), from as AgentIdentity, "from"),
+        );
+      }
+      if (attempt >= mintAttempts)
+        throw new Error(`could not mint a fresh action id in ${mintAttempts} attempts`);
+    }
   }
 
   async get(id: ActionId): Promise<ActionRecord> {
     const actionId = parseArgument(ActionId, id, "id");
-    return this.#read(async (store) => actionFromRow(await requireAction(store, actionId)));
+    return this.#read(async (store) => {
+      const row = await store.action(actionId);
+      if (row === undefined) throw actionNotFound(actionId);
+      return actionFromRow(row);
+    });
   }
 
   async list(options: ListOptions = {}): Promise<ActionPage> {
     requireObject(options, "options");
     const limit = parseIntegerArgument(options.limit ?? listLimit.default, "limit", 1, listLimit.max);
     return this.#read(async (store) => {
-      const start = await this.#startPosition(store, options.cursor);
-      const rows = await store.actionsAfter(start, limit);
+      const start = this.#position(options.cursor);
+      const { rows, head } = await store.actionsAfter(start, limit);
+      this.#requireWithin(start, head);
       const position = rows.at(-1)?.seq ?? start;
       return { records: rows.map(actionFromRow), cursor: this.#cursorAt(position) };
     });
@@ -127,8 +143,11 @@ export class StoreBoard implements Board {
     // The first read may go to a server, so an abort or a close must not wait for it to come back.
     const start = await abortable(
       this.#read(async (store) => {
-        await requireActive(store, identity, "agent");
-        return this.#startPosition(store, cursor);
+        const found = await store.lookup({ agent: identity });
+        requireActive(found, identity, "agent");
+        const position = this.#position(cursor);
+        this.#requireWithin(position, found.head);
+        return position;
       }),
       signal,
       this.#closing.signal,
@@ -153,15 +172,16 @@ export class StoreBoard implements Board {
     const identity = parseArgument(AgentIdentity, agent, "agent");
     const actionId = parseArgument(ActionId, id, "id");
     const { name } = parseAgentIdentity(identity);
-    // The compare-and-set decides; the reads after a miss only explain it. A miss on an action that
+    // The compare-and-set decides; the read after a miss only explains it. A miss on an action that
     // reads as claimable again (released meanwhile) tries the compare-and-set once more.
     for (let attempt = 0; ; attempt++) {
       const claimed = await this.#write((store) => store.claim(actionId, identity, name, this.#deps.now()));
       if (claimed !== undefined)
         return { outcome: "claimed", record: actionFromRow(claimed) as ClaimedAction };
       const outcome = await this.#read(async (store): Promise<ClaimOutcome | "retry"> => {
-        await requireActive(store, identity, "agent");
-        const row = await requireAction(store, actionId);
+        const found = await store.lookup({ action: actionId, agent: identity });
+        requireActive(found, identity, "agent");
+        const row = requireAction(found, actionId);
         if (row.recipient !== name && row.recipient !== "*") {
           throw new BoardError(
             "not_addressed",
@@ -180,6 +200,18 @@ export class StoreBoard implements Board {
     }
   }
 
+  async claimNext(agent: AgentIdentity): Promise<ClaimNextOutcome> {
+    const identity = parseArgument(AgentIdentity, agent, "agent");
+    const { name } = parseAgentIdentity(identity);
+    const claimed = await this.#write((store) => store.claimNext(identity, name, this.#deps.now()));
+    if (claimed !== undefined) return { outcome: "claimed", record: actionFromRow(claimed) as ClaimedAction };
+    // Nothing was claimable, or the caller may not claim at all; the read tells which.
+    await this.#read(async (store) =>
+      requireActive(await store.lookup({ agent: identity }), identity, "agent"),
+    );
+    return { outcome: "none" };
+  }
+
   async complete(agent: AgentIdentity, id: ActionId, result?: string): Promise<CompleteOutcome> {
     const identity = parseArgument(AgentIdentity, agent, "agent");
     const actionId = parseArgument(ActionId, id, "id");
@@ -190,11 +222,12 @@ export class StoreBoard implements Board {
     if (completed !== undefined)
       return { outcome: "completed", record: actionFromRow(completed) as DoneAction };
     return this.#read(async (store): Promise<CompleteOutcome> => {
-      const record = actionFromRow(await requireAction(store, actionId));
+      const found = await store.lookup({ action: actionId, agent: identity });
+      const record = actionFromRow(requireAction(found, actionId));
       const heldByCaller = "claimedBy" in record && record.claimedBy === identity;
       if (record.state === "done" && heldByCaller) return { outcome: "completed", record };
       if (record.state === "cancelled" && heldByCaller) return { outcome: "cancelled", record };
-      await requireActive(store, identity, "agent");
+      requireActive(found, identity, "agent");
       if (record.state === "open") {
         throw new BoardError(
           "invalid_transition",
@@ -225,8 +258,10 @@ export class StoreBoard implements Board {
     );
     if (cancelled !== undefined) return actionFromRow(cancelled) as CancelledAction;
     return this.#read(async (store) => {
-      if (sender.agent !== null) await requireActive(store, canceller as AgentIdentity, "by");
-      const row = await requireAction(store, actionId);
+      const byAgent = sender.agent === null ? undefined : canceller;
+      const found = await store.lookup({ action: actionId, agent: byAgent });
+      if (byAgent !== undefined) requireActive(found, byAgent as AgentIdentity, "by");
+      const row = requireAction(found, actionId);
       if (row.state === "done" || row.state === "cancelled") {
         throw new BoardError("invalid_transition", `action ${actionId} is already ${row.state}`);
       }
@@ -239,25 +274,29 @@ export class StoreBoard implements Board {
 
   async register(name: string): Promise<ActiveAgent> {
     const agentName = parseArgument(AgentName, name, "name");
-    return this.#write((store) => {
-      const row = mintUntilFree("identity", () =>
-        store.insertAgent(mintAgentIdentity(agentName, this.#deps.randomBytes), agentName, this.#deps.now()),
-      );
-      return then(row, (inserted) => agentFromRow(inserted) as ActiveAgent);
-    });
+    for (let attempt = 1; ; attempt++) {
+      const identity = mintAgentIdentity(agentName, this.#deps.randomBytes);
+      const inserted = await this.#write((store) => store.insertAgent(identity, agentName, this.#deps.now()));
+      if (inserted !== undefined) return agentFromRow(inserted) as ActiveAgent;
+      if (attempt >= mintAttempts)
+        throw new Error(`could not mint a fresh identity in ${mintAttempts} attempts`);
+    }
   }
 
   async retire(agent: AgentIdentity, options: RetireOptions = {}): Promise<Retirement> {
     const identity = parseArgument(AgentIdentity, agent, "agent");
     requireObject(options, "options");
     const { name } = parseAgentIdentity(identity);
-    await this.#read(async (store) => requireActive(store, identity, "agent"));
+    await this.#read(async (store) =>
+      requireActive(await store.lookup({ agent: identity }), identity, "agent"),
+    );
     const current =
       options.successor === undefined
         ? await this.register(name)
-        : await this.#read(async (store) =>
-            requireSuccessor(store, parseArgument(AgentIdentity, options.successor, "successor"), identity),
-          );
+        : await this.#read(async (store) => {
+            const successor = parseArgument(AgentIdentity, options.successor, "successor");
+            return requireSuccessor(await store.lookup({ agent: successor }), successor, identity);
+          });
     try {
       const ended = await this.#write((store) =>
         store.endAgent({
@@ -281,19 +320,18 @@ export class StoreBoard implements Board {
 
   async depart(agent: AgentIdentity): Promise<Departure> {
     const identity = parseArgument(AgentIdentity, agent, "agent");
-    return this.#write((store) =>
-      then(
-        store.endAgent({ identity, status: "departed", successor: null, now: this.#deps.now() }),
-        (ended) =>
-          then(
-            ended === undefined ? requireAgent(store, identity, "agent") : agentFromRow(ended.agent),
-            (record): Departure => {
-              if (record.status === "active") throw new Error(`departed ${identity} reads back as active`);
-              return { agent: record, released: (ended?.released ?? []) as ActionId[] };
-            },
-          ),
-      ),
+    const ended = await this.#write((store) =>
+      store.endAgent({ identity, status: "departed", successor: null, now: this.#deps.now() }),
     );
+    // Departing again changes nothing: an identity that is no longer active never becomes active.
+    const record =
+      ended === undefined
+        ? await this.#read(async (store) =>
+            requireAgent(await store.lookup({ agent: identity }), identity, "agent"),
+          )
+        : agentFromRow(ended.agent);
+    if (record.status === "active") throw new Error(`departed ${identity} reads back as active`);
+    return { agent: record, released: (ended?.released ?? []) as ActionId[] };
   }
 
   async agents(): Promise<AgentRecord[]> {
@@ -312,7 +350,7 @@ export class StoreBoard implements Board {
     return this.#runner.read(operation);
   }
 
-  /** Runs one write transaction, refusing after close. */
+  /** Runs one write, refusing after close. */
   async #write<T>(operation: (store: Store) => Awaitable<T>): Promise<T> {
     this.#requireOpen();
     return this.#runner.write(operation);
@@ -322,16 +360,19 @@ export class StoreBoard implements Board {
     if (this.#closing.signal.aborted) throw new BoardError("closed", "the board is closed");
   }
 
-  async #startPosition(store: Store, cursor: unknown): Promise<number> {
-    if (cursor === undefined) return 0;
-    const position = readCursor(cursor, this.#boardId);
-    if (position > (await store.head())) {
+  /** The position a cursor names; the start of the board without one. */
+  #position(cursor: unknown): number {
+    return cursor === undefined ? 0 : readCursor(cursor, this.#boardId);
+  }
+
+  /** A cursor past the head was minted by a board that has since been replaced under the same id. */
+  #requireWithin(position: number, head: number): void {
+    if (position > head) {
       throw argumentError(
         "cursor",
         `is ahead of this board; was the ${this.#runner.noun} replaced? start without a cursor`,
       );
     }
-    return position;
   }
 
   #cursorAt(position: number): Cursor {
@@ -339,57 +380,34 @@ export class StoreBoard implements Board {
   }
 }
 
-/**
- * Goes on with `value` at once when the store answered at once, else when it settles: a write
- * transaction on a store that answers at once (SQLite) must not wait for a later turn.
- */
-function then<T, U>(value: Awaitable<T>, next: (value: T) => Awaitable<U>): Awaitable<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
+function actionNotFound(id: string): BoardError {
+  return new BoardError("action_not_found", `no action ${id} on this board`);
 }
 
-/** Random ids can collide; an insert that found its id taken answers undefined, so mint again. */
-function mintUntilFree<T>(what: string, insert: () => Awaitable<T | undefined>, attempt = 1): Awaitable<T> {
-  return then(insert(), (inserted) => {
-    if (inserted !== undefined) return inserted;
-    if (attempt >= mintAttempts)
-      throw new Error(`could not mint a fresh ${what} in ${mintAttempts} attempts`);
-    return mintUntilFree(what, insert, attempt + 1);
-  });
+function requireAction(found: Lookup, id: string): ActionRow {
+  if (found.action === undefined) throw actionNotFound(id);
+  return found.action;
 }
 
-function requireAction(store: Store, id: string): Awaitable<ActionRow> {
-  return then(store.action(id), (row) => {
-    if (row === undefined) throw new BoardError("action_not_found", `no action ${id} on this board`);
-    return row;
-  });
+function requireAgent(found: Lookup, identity: string, argument: string): AgentRecord {
+  if (found.agent === undefined) {
+    throw new BoardError("agent_not_found", `${argument}: ${identity} is not registered on this board`, {
+      argument,
+    });
+  }
+  return agentFromRow(found.agent);
 }
 
-function requireAgent(store: Store, identity: string, argument: string): Awaitable<AgentRecord> {
-  return then(store.agent(identity), (row) => {
-    if (row === undefined) {
-      throw new BoardError("agent_not_found", `${argument}: ${identity} is not registered on this board`, {
-        argument,
-      });
-    }
-    return agentFromRow(row);
-  });
+function requireActive(found: Lookup, identity: AgentIdentity, argument: string): ActiveAgent {
+  const record = requireAgent(found, identity, argument);
+  if (record.status !== "active") {
+    throw new BoardError("agent_not_active", `${argument}: ${identity} is ${record.status}`, { argument });
+  }
+  return record;
 }
 
-function requireActive(store: Store, identity: AgentIdentity, argument: string): Awaitable<ActiveAgent> {
-  return then(requireAgent(store, identity, argument), (record) => {
-    if (record.status !== "active") {
-      throw new BoardError("agent_not_active", `${argument}: ${identity} is ${record.status}`, { argument });
-    }
-    return record;
-  });
-}
-
-async function requireSuccessor(
-  store: Store,
-  successor: AgentIdentity,
-  retiring: AgentIdentity,
-): Promise<ActiveAgent> {
-  const record = await requireActive(store, successor, "successor");
+function requireSuccessor(found: Lookup, successor: AgentIdentity, retiring: AgentIdentity): ActiveAgent {
+  const record = requireActive(found, successor, "successor");
   if (successor === retiring || record.name !== parseAgentIdentity(retiring).name) {
     throw argumentError(
       "successor",

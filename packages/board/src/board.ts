@@ -9,6 +9,7 @@ import type {
   AgentName,
   AgentRecord,
   CancelledAction,
+  ClaimNextOutcome,
   ClaimOutcome,
   CompleteOutcome,
   Cursor,
@@ -75,6 +76,14 @@ export interface Board {
 
   /** Atomic compare-and-set from open to claimed. */
   claim(agent: AgentIdentity, id: ActionId): Promise<ClaimOutcome>;
+
+  /**
+   * Claims the oldest action `agent` can claim (open, addressed to its name or `*`; oldest by board
+   * position, so the record `waitForClaimable` would list first) in one atomic step, or answers
+   * `none` when there is nothing to claim. It picks only what it can win, so it never loses a race,
+   * and no action is ever claimed twice.
+   */
+  claimNext(agent: AgentIdentity): Promise<ClaimNextOutcome>;
 
   /** Only the claimer completes. */
   complete(agent: AgentIdentity, id: ActionId, result?: string): Promise<CompleteOutcome>;

@@ -30,34 +30,52 @@ export interface EndAgentRequest {
   now: number;
 }
 
-export interface ClaimableScanRows {
+export interface ScanRows {
   rows: ActionRow[];
   /** The board's latest position, read in the same snapshot as `rows`. */
   head: number;
 }
 
+export interface LookupRequest {
+  action?: string | undefined;
+  agent?: string | undefined;
+}
+
+export interface Lookup {
+  /** Absent when the request named no action or no such action exists. */
+  action?: ActionRow | undefined;
+  /** Absent when the request named no identity or no such identity is registered. */
+  agent?: AgentRow | undefined;
+  /** The board's latest position. */
+  head: number;
+}
+
 /**
  * The questions every store answers in its own SQL, one method per question; no decisions live in
- * a store. Every change takes the next board position. A write that finds nothing to change answers
- * undefined.
+ * a store. Every change takes the next board position. Each write is one statement that checks
+ * everything it depends on (a compare-and-set), so the core runs it as a transaction of its own; a
+ * write that finds nothing to change answers undefined, and the core reads afterwards to say why.
  */
 export interface Store {
-  head(): Awaitable<number>;
-  /** Inserts unless the minted id is taken (then undefined: mint again). */
+  /** Inserts unless the sender is an agent identity that is not active, or the minted id is taken. */
   insertAction(action: NewAction): Awaitable<ActionRow | undefined>;
   action(id: string): Awaitable<ActionRow | undefined>;
-  actionsAfter(after: number, limit: number): Awaitable<ActionRow[]>;
+  /** The action, the identity and the head, in one snapshot, for the reads that explain a refusal. */
+  lookup(request: LookupRequest): Awaitable<Lookup>;
+  /** Records changed after `after`, oldest change first, and the head, in one snapshot. */
+  actionsAfter(after: number, limit: number): Awaitable<ScanRows>;
   /** Open actions addressed to `name` or `*` after `after`, and the head, in one snapshot. */
-  claimableAfter(name: string, after: number, limit: number): Awaitable<ClaimableScanRows>;
+  claimableAfter(name: string, after: number, limit: number): Awaitable<ScanRows>;
   /** The compare-and-set: claims only an open, addressed action for an active agent. */
   claim(id: string, agent: string, name: string, now: number): Awaitable<ActionRow | undefined>;
+  /** Claims the open action addressed to `name` or `*` with the lowest position, for an active agent. */
+  claimNext(agent: string, name: string, now: number): Awaitable<ActionRow | undefined>;
   /** Completes only an action `agent` holds. */
   complete(id: string, agent: string, result: string | null, now: number): Awaitable<ActionRow | undefined>;
   /** Cancels for a human (`byAgent` null) or for an active identity of the posting agent. */
   cancel(request: CancelRequest): Awaitable<ActionRow | undefined>;
   /** Inserts unless the minted identity is taken (then undefined: mint again). */
   insertAgent(identity: string, name: string, now: number): Awaitable<AgentRow | undefined>;
-  agent(identity: string): Awaitable<AgentRow | undefined>;
   /** Every identity, in registration order. */
   agents(): Awaitable<AgentRow[]>;
   /**

@@ -44,6 +44,7 @@ if (flush.length > 0) {
 ledger.noteActivity(); // on every SDK message / stream event
 const call = { id: block.id, name: block.name, arguments: block.input }; // at content_block_stop
 if (ledger.recordToolUse(call) === "stream") pushToolCall(stream, call); // else it waits for a flush
+ledger.refuseToolUse({ id: block.id, name: block.name }, "its arguments are not valid JSON"); // instead, when they do not parse
 ledger.endStream("done"); // after pushing done(...) at message_stop
 ledger.endStream("error"); // after pushing an error event
 

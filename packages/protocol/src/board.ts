@@ -145,6 +145,17 @@ export const ClaimOutcome = z.discriminatedUnion("outcome", [
 export type ClaimOutcome = z.infer<typeof ClaimOutcome>;
 
 /**
+ * The result of claiming the next claimable action: `claimed` with the oldest open action addressed
+ * to the caller's name or `*` (by board position), or `none` when there was nothing to claim. Never
+ * `taken`: the claim picks only what it can win.
+ */
+export const ClaimNextOutcome = z.discriminatedUnion("outcome", [
+  z.strictObject({ outcome: z.literal("claimed"), record: ClaimedAction }),
+  z.strictObject({ outcome: z.literal("none") }),
+]);
+export type ClaimNextOutcome = z.infer<typeof ClaimNextOutcome>;
+
+/**
  * The result of a complete by the claimer. `cancelled` means the action was cancelled while the
  * caller held it, and the result was not recorded. Completing again answers `completed` with the
  * record as first completed.
@@ -222,5 +233,7 @@ export const BoardErrorPayload = z.strictObject({
   message: z.string(),
   argument: z.string().optional(),
   retryable: z.boolean(),
+  /** The write may or may not have been made: read the board before repeating a post or a claimNext. */
+  unsure: z.literal(true).optional(),
 });
 export type BoardErrorPayload = z.infer<typeof BoardErrorPayload>;

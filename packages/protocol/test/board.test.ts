@@ -11,6 +11,7 @@ import {
   AgentRecord,
   AgentStatus,
   BoardErrorPayload,
+  ClaimNextOutcome,
   ClaimOutcome,
   CompleteOutcome,
   Cursor,
@@ -178,6 +179,21 @@ describe("ClaimOutcome and CompleteOutcome", () => {
   });
 });
 
+describe("ClaimNextOutcome", () => {
+  test("accepts a claimed record and none", () => {
+    expect(ClaimNextOutcome.parse({ outcome: "claimed", record: claimed })).toEqual({
+      outcome: "claimed",
+      record: claimed,
+    });
+    expect(ClaimNextOutcome.parse({ outcome: "none" })).toEqual({ outcome: "none" });
+  });
+  test("refuses a lost race, a claimed outcome on an open record and a none carrying a record", () => {
+    expect(refusal(ClaimNextOutcome, { outcome: "taken", record: done })).toContain("→ at outcome");
+    expect(refusal(ClaimNextOutcome, { outcome: "claimed", record: open })).toContain("→ at record.state");
+    expect(refusal(ClaimNextOutcome, { outcome: "none", record: claimed })).toContain("record");
+  });
+});
+
 describe("AgentRecord, Retirement and Departure", () => {
   const active = { identity: alice, name: "alice", status: "active", registeredAt: at };
   const successor = { ...active, identity: "agent:alice#ffff0000" };
@@ -218,5 +234,10 @@ describe("BoardErrorPayload", () => {
     const payload = { code: "invalid_argument", message: "cursor: not minted here", argument: "cursor" };
     expect(BoardErrorPayload.parse({ ...payload, retryable: false })).toMatchObject(payload);
     expect(refusal(BoardErrorPayload, { ...payload, code: "oops", retryable: false })).toContain("→ at code");
+  });
+  test("marks a busy write whose outcome is unknown, and only as true", () => {
+    const busy = { code: "busy", message: "server away", retryable: true };
+    expect(BoardErrorPayload.parse({ ...busy, unsure: true })).toEqual({ ...busy, unsure: true });
+    expect(refusal(BoardErrorPayload, { ...busy, unsure: "yes" })).toContain("→ at unsure");
   });
 });

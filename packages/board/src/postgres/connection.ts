@@ -12,7 +12,7 @@ export interface PostgresLocation {
   connectionString: string;
   /** The schema holding the board's tables: `?schema=` in the URL, `bee` by default. */
   schema: string;
-  /** The channel every write notifies, with the board's new head as payload; NOTIFY is per database. */
+  /** The channel every write that makes an action claimable notifies, with the board's new head as payload. */
   channel: string;
 }
 
@@ -48,7 +48,12 @@ export function parsePostgresLocation(location: string, argument: string): Postg
     );
   }
   url.searchParams.delete("schema");
-  return { connectionString: url.toString(), schema, channel: `${schema}_board_changes` };
+  return { connectionString: url.toString(), schema, channel: boardChannel(schema) };
+}
+
+/** The board's NOTIFY channel: NOTIFY is per database, so it carries the schema's name. */
+export function boardChannel(schema: string): string {
+  return `${schema}_board_changes`;
 }
 
 export interface ConnectionSettings {
@@ -125,8 +130,6 @@ export function translatePostgresError(error: unknown, unsure = false): unknown 
   return new BoardError(
     "busy",
     `the board's PostgreSQL server is unreachable or restarting (${what}); ${advice}`,
-    {
-      cause: error,
-    },
+    { cause: error, unsure },
   );
 }

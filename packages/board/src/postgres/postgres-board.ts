@@ -1,5 +1,4 @@
 import type { ActionPage } from "@bridgeworks/protocol";
-import { toError } from "@bridgeworks/runtime";
 import pg from "pg";
 import { parseIntegerArgument } from "../arguments.js";
 import type { Board, BoardDeps } from "../board.js";
@@ -17,7 +16,7 @@ import {
   translatePostgresError,
 } from "./connection.js";
 import { migratePostgres } from "./schema.js";
-import { PostgresStore } from "./store.js";
+import { PostgresStatements, PostgresStore, type Queryable } from "./store.js";
 
 export interface PostgresBoardOptions extends Partial<BoardDeps> {
   /**
@@ -27,7 +26,11 @@ export interface PostgresBoardOptions extends Partial<BoardDeps> {
   url: string;
   /** The safety re-check for waiters, in case a notification is missed. Default 5000. */
   recheckIntervalMs?: number;
-  /** Connections for reads and writes (the LISTEN connection is one more). Default 4. */
+  /**
+   * Connections for reads and writes (the LISTEN connection is one more). Default 2: a bee makes one
+   * call at a time beside its wait's scans, and writers queue on the board's row lock in the server
+   * whatever the number, so more connections per process would only hold more server backends.
+   */
   maxConnections?: number;
   /** How long opening a connection may take before it fails `busy`. Default 5000. */
   connectTimeoutMs?: number;
@@ -55,7 +58,7 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     1,
     3_600_000,
   );
-  const maxConnections = parseIntegerArgument(options.maxConnections ?? 4, "maxConnections", 1, 100);
+  const maxConnections = parseIntegerArgument(options.maxConnections ?? 2, "maxConnections", 1, 100);
   const lingerMs = parseIntegerArgument(options.listenerLingerMs ?? 30_000, "listenerLingerMs", 0, 3_600_000);
   const deps = boardDeps(options);
 
@@ -69,17 +72,21 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
   // An idle connection the server dropped (a restart): the pool discards it and opens another on demand.
   pool.on("error", () => {});
 
+  const statements = new PostgresStatements(location.schema);
   let boardId: string;
   try {
     const client = await pool.connect();
+    // A drop while it is checked out fails the query in flight; without a listener it would also crash node.
+    client.on("error", ignoreDrop);
     let broken: Error | undefined;
     try {
       await migratePostgres(client, location.schema, deps.randomBytes);
-      boardId = await new PostgresStore(client, location.schema).boardId();
+      boardId = await new PostgresStore(queryable(client), statements).boardId();
     } catch (error) {
       if (isTransient(error)) broken = error as Error;
       throw error;
     } finally {
+      client.removeListener("error", ignoreDrop);
       client.release(broken);
     }
   } catch (error) {
@@ -95,46 +102,56 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     lingerMs,
     reconnectDelayMs: backoff,
   });
-  return new StoreBoard(
-    new PostgresRunner({ pool, changes, schema: location.schema, channel: location.channel }),
-    deps,
-    boardId,
-  );
+  return new StoreBoard(new PostgresRunner({ pool, changes, statements }), deps, boardId);
 }
+
+/**
+ * A connection that drops while checked out fails the queries in flight, which is how the caller
+ * learns of it; pg also emits `error` on the client, which must not crash the process.
+ */
+function ignoreDrop(): void {}
 
 /** 50 ms, doubling to at most a second: a restarted server is back within a few tries. */
 function backoff(attempt: number): number {
   return Math.min(1000, 50 * 2 ** attempt);
 }
 
+/** A pool or a client as the store's `Queryable`: one statement in, its result out. */
+function queryable(db: pg.Pool | pg.PoolClient): Queryable {
+  return { query: (config) => db.query(config) };
+}
+
 /**
- * Runs the core's questions on pooled connections. Every write is one transaction that first takes
- * the board's write lock, and, when it changed something (a result other than undefined), NOTIFYs in
- * the same transaction and wakes this process's waiters after the commit.
+ * Runs the core's questions on pooled connections, one statement each. A write is one call of its
+ * function, so its whole transaction (the board's row lock, the change, the NOTIFY when it made an
+ * action claimable) runs in the server in one round trip, and the lock is held only for the
+ * server's own work, never for a round trip to a client.
  */
 class PostgresRunner implements StoreRunner {
   readonly noun = "board database";
   readonly #pool: pg.Pool;
   readonly #changes: PostgresChangeFeed;
-  readonly #schema: string;
-  readonly #channel: string;
+  readonly #statements: PostgresStatements;
 
-  constructor(input: { pool: pg.Pool; changes: PostgresChangeFeed; schema: string; channel: string }) {
+  constructor(input: { pool: pg.Pool; changes: PostgresChangeFeed; statements: PostgresStatements }) {
     this.#pool = input.pool;
     this.#changes = input.changes;
-    this.#schema = input.schema;
-    this.#channel = input.channel;
+    this.#statements = input.statements;
   }
 
   /** Turns a lost server into `busy`. */
   async read<T>(operation: (store: Store) => Promise<T>): Promise<T> {
     try {
-      return await operation(new PostgresStore(this.#pool, this.#schema));
+      return await operation(new PostgresStore(queryable(this.#pool), this.#statements));
     } catch (error) {
       throw translatePostgresError(error);
     }
   }
 
+  /**
+   * A write the server refused was rolled back; one whose connection broke after it was sent may
+   * or may not have committed, and says so (`unsure`).
+   */
   async write<T>(operation: (store: Store) => Awaitable<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -142,25 +159,19 @@ class PostgresRunner implements StoreRunner {
     } catch (error) {
       throw translatePostgresError(error);
     }
-    let committing = false;
+    client.on("error", ignoreDrop);
+    const store = new PostgresStore(queryable(client), this.#statements);
     let broken: Error | undefined;
     try {
-      const store = new PostgresStore(client, this.#schema);
-      await store.beginWrite();
       const result = await operation(store);
-      committing = true;
-      const head = await store.commitWrite(result === undefined ? undefined : this.#channel);
-      if (head !== undefined) this.#changes.announce(head);
+      if (store.claimableHead !== undefined) this.#changes.announce(store.claimableHead);
       return result;
     } catch (error) {
+      const refused = error instanceof pg.DatabaseError;
       if (isTransient(error)) broken = error as Error;
-      else if (!committing) {
-        await client.query("ROLLBACK").catch((rollbackError: unknown) => {
-          broken = toError(rollbackError);
-        });
-      }
-      throw translatePostgresError(error, committing);
+      throw translatePostgresError(error, !refused);
     } finally {
+      client.removeListener("error", ignoreDrop);
       // A connection that failed is destroyed rather than handed to the next caller.
       client.release(broken);
     }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { latestVersion, type Migration, mintBoardId, refuseNewerSchema } from "../migrations.js";
+import { boardChannel } from "./connection.js";
 
 const migrations: readonly Migration<
   (client: pg.ClientBase, schema: string, randomBytes: (size: number) => Uint8Array) => Promise<void>
@@ -48,7 +49,160 @@ const migrations: readonly Migration<
       await client.query(`INSERT INTO ${schema}.board (id) VALUES ($1)`, [mintBoardId(randomBytes)]);
     },
   },
+  {
+    // Every write as one function: called as one statement, it runs its whole transaction in the
+    // server in one round trip, so the board's row lock is held only for the server's own work.
+    version: 2,
+    async up(client, schema) {
+      await client.query(boardFunctions(schema, boardChannel(schema)));
+    },
+  },
 ];
+
+/**
+ * The board's writes, one function each. Each first locks the board's one row, so writers queue
+ * there and positions are assigned in commit order; in a function each statement then reads a
+ * fresh snapshot that includes every earlier write. Each changes what it changes only if every
+ * condition still holds (a compare-and-set), and answers no row when nothing changed. A change to
+ * an action that already reads as impossible (taken, closed, nothing to claim) answers at once,
+ * without queueing for the lock: a lost race costs no writer any time. Only a post and a release
+ * make an action claimable, so only they NOTIFY `channel`, with the new head.
+ * `schema` and `channel` are validated identifiers, safe to splice into SQL.
+ */
+function boardFunctions(schema: string, channel: string): string {
+  const lock = `PERFORM 1 FROM ${schema}.board FOR UPDATE;`;
+  const nextSeq = `(SELECT coalesce(max(seq), 0) + 1 FROM ${schema}.actions)`;
+  const isActive = (identity: string) =>
+    `EXISTS (SELECT 1 FROM ${schema}.agents AS g WHERE g.identity = ${identity} AND g.status = 'active')`;
+  // `possible`: what the change needs, read before queueing for the lock; the change checks it again.
+  const actionFunction = (name: string, parameters: string, body: string, possible?: string) => `
+    CREATE FUNCTION ${schema}.${name}(${parameters}) RETURNS SETOF ${schema}.actions
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      ${possible === undefined ? "" : `IF NOT EXISTS (${possible}) THEN RETURN; END IF;`}
+      ${lock}
+      ${body}
+    END
+    $fn$;`;
+  const claimFor = `SET state = 'claimed', claimed_by = p_agent, claimed_at = p_now, seq = ${nextSeq}`;
+  const openAction = (where: string) =>
+    `SELECT 1 FROM ${schema}.actions AS q WHERE q.state = 'open' AND ${where}`;
+  return `
+    ${actionFunction(
+      "insert_action",
+      "p_id text, p_kind text, p_recipient text, p_sender text, p_sender_agent text, p_body text, p_now bigint",
+      `DECLARE inserted ${schema}.actions;
+      BEGIN
+        INSERT INTO ${schema}.actions (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
+        SELECT p_id, ${nextSeq}, p_kind, p_recipient, p_sender, p_sender_agent, p_body, 'open', p_now
+        WHERE p_sender_agent IS NULL OR ${isActive("p_sender")}
+        ON CONFLICT (id) DO NOTHING
+        RETURNING * INTO inserted;
+        IF FOUND THEN
+          PERFORM pg_notify('${channel}', inserted.seq::text);
+          RETURN NEXT inserted;
+        END IF;
+      END;`,
+    )}
+    ${actionFunction(
+      "claim",
+      "p_id text, p_agent text, p_name text, p_now bigint",
+      `RETURN QUERY
+        UPDATE ${schema}.actions AS a ${claimFor}
+        WHERE a.id = p_id AND a.state = 'open' AND a.recipient IN (p_name, '*') AND ${isActive("p_agent")}
+        RETURNING a.*;`,
+      openAction("q.id = p_id"),
+    )}
+    ${actionFunction(
+      "claim_next",
+      "p_agent text, p_name text, p_now bigint",
+      // Two index probes (one per recipient), not a sort of every open action.
+      `RETURN QUERY
+        UPDATE ${schema}.actions AS a ${claimFor}
+        WHERE a.id = (
+            SELECT oldest.id FROM (
+              (SELECT o.id, o.seq FROM ${schema}.actions AS o
+               WHERE o.state = 'open' AND o.recipient = p_name ORDER BY o.seq LIMIT 1)
+              UNION ALL
+              (SELECT o.id, o.seq FROM ${schema}.actions AS o
+               WHERE o.state = 'open' AND o.recipient = '*' ORDER BY o.seq LIMIT 1)
+            ) AS oldest
+            ORDER BY oldest.seq LIMIT 1
+          )
+          AND a.state = 'open' AND ${isActive("p_agent")}
+        RETURNING a.*;`,
+      `${openAction("q.recipient = p_name")} UNION ALL ${openAction("q.recipient = '*'")}`,
+    )}
+    ${actionFunction(
+      "complete",
+      "p_id text, p_agent text, p_result text, p_now bigint",
+      `RETURN QUERY
+        UPDATE ${schema}.actions AS a
+        SET state = 'done', result = p_result, closed_at = p_now, seq = ${nextSeq}
+        WHERE a.id = p_id AND a.state = 'claimed' AND a.claimed_by = p_agent
+        RETURNING a.*;`,
+      `SELECT 1 FROM ${schema}.actions AS q WHERE q.id = p_id AND q.state = 'claimed' AND q.claimed_by = p_agent`,
+    )}
+    ${actionFunction(
+      "cancel",
+      "p_id text, p_by text, p_by_agent text, p_reason text, p_now bigint",
+      `RETURN QUERY
+        UPDATE ${schema}.actions AS a
+        SET state = 'cancelled', cancelled_by = p_by, result = p_reason, closed_at = p_now, seq = ${nextSeq}
+        WHERE a.id = p_id AND a.state IN ('open', 'claimed')
+          AND (p_by_agent IS NULL OR (a.sender_agent = p_by_agent AND ${isActive("p_by")}))
+        RETURNING a.*;`,
+      `SELECT 1 FROM ${schema}.actions AS q WHERE q.id = p_id AND q.state IN ('open', 'claimed')`,
+    )}
+    -- Registrations take the lock too, so agents.position follows commit order.
+    CREATE FUNCTION ${schema}.insert_agent(p_identity text, p_name text, p_now bigint)
+    RETURNS SETOF ${schema}.agents
+    LANGUAGE plpgsql AS $fn$
+    BEGIN
+      ${lock}
+      RETURN QUERY
+        INSERT INTO ${schema}.agents AS g (identity, name, status, registered_at)
+        VALUES (p_identity, p_name, 'active', p_now)
+        ON CONFLICT (identity) DO NOTHING
+        RETURNING g.*;
+    END
+    $fn$;
+
+    -- The identity ends and its claims return to open, each at the next position in their old order.
+    CREATE FUNCTION ${schema}.end_agent(p_identity text, p_status text, p_now bigint, p_successor text)
+    RETURNS TABLE (agent ${schema}.agents, released text[], released_head bigint)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      ended ${schema}.agents;
+    BEGIN
+      ${lock}
+      UPDATE ${schema}.agents AS g SET status = p_status, ended_at = p_now, successor = p_successor
+      WHERE g.identity = p_identity AND g.status = 'active'
+      RETURNING g.* INTO ended;
+      IF NOT FOUND THEN
+        RETURN;
+      END IF;
+      WITH held AS (
+          SELECT h.id, row_number() OVER (ORDER BY h.seq) AS n FROM ${schema}.actions AS h
+          WHERE h.state = 'claimed' AND h.claimed_by = p_identity
+        ),
+        base AS (SELECT coalesce(max(b.seq), 0) AS head FROM ${schema}.actions AS b),
+        freed AS (
+          UPDATE ${schema}.actions AS a
+          SET state = 'open', claimed_by = NULL, claimed_at = NULL, seq = base.head + held.n
+          FROM held, base WHERE a.id = held.id
+          RETURNING a.id, a.seq
+        )
+      SELECT coalesce(array_agg(f.id ORDER BY f.seq), '{}'), max(f.seq) INTO released, released_head FROM freed AS f;
+      IF released_head IS NOT NULL THEN
+        PERFORM pg_notify('${channel}', released_head::text);
+      END IF;
+      agent := ended;
+      RETURN NEXT;
+    END
+    $fn$;
+  `;
+}
 
 export const postgresSchemaVersion = latestVersion(migrations);
 

@@ -99,8 +99,9 @@ class SqliteRunner implements StoreRunner {
     }
   }
 
-  /** When the write changed something, wakes waiters here and in other processes. */
+  /** When the write made an action claimable, wakes waiters here and in other processes. */
   async write<T>(operation: (store: Store) => Awaitable<T>): Promise<T> {
+    this.#store.takeClaimableChange();
     const result = translateSqliteErrors(() =>
       this.#db
         .transaction(() => {
@@ -111,7 +112,7 @@ class SqliteRunner implements StoreRunner {
         })
         .immediate(),
     );
-    if (result !== undefined) this.#changes.announce();
+    if (this.#store.takeClaimableChange()) this.#changes.announce();
     return result;
   }
 

@@ -1,6 +1,14 @@
 import type Database from "better-sqlite3";
 import type { ActionRow, AgentRow } from "../rows.js";
-import type { CancelRequest, ClaimableScanRows, EndAgentRequest, NewAction, Store } from "../store.js";
+import type {
+  CancelRequest,
+  EndAgentRequest,
+  Lookup,
+  LookupRequest,
+  NewAction,
+  ScanRows,
+  Store,
+} from "../store.js";
 
 // Every change takes the next board position. Writers are serialized by SQLite's write lock, so
 // positions are assigned in commit order and a reader never sees a lower one commit later.
@@ -10,6 +18,7 @@ const nextSeq = "(SELECT coalesce(max(seq), 0) + 1 FROM actions)";
 export class SqliteStore implements Store {
   readonly #db: Database.Database;
   readonly #statements: ReturnType<typeof prepareStatements>;
+  #madeClaimable = false;
 
   constructor(db: Database.Database) {
     this.#db = db;
@@ -26,20 +35,41 @@ export class SqliteStore implements Store {
     return this.#statements.head.get()?.head ?? 0;
   }
 
+  /**
+   * Whether a write since the last call made an action claimable (a post or a release), the only
+   * changes waiters wait for; clears it.
+   */
+  takeClaimableChange(): boolean {
+    const made = this.#madeClaimable;
+    this.#madeClaimable = false;
+    return made;
+  }
+
   insertAction(action: NewAction): ActionRow | undefined {
-    return this.#statements.insertAction.get(action);
+    const inserted = this.#statements.insertAction.get(action);
+    if (inserted !== undefined) this.#madeClaimable = true;
+    return inserted;
   }
 
   action(id: string): ActionRow | undefined {
     return this.#statements.action.get(id);
   }
 
-  actionsAfter(after: number, limit: number): ActionRow[] {
-    return this.#statements.actionsAfter.all(after, limit);
+  lookup(request: LookupRequest): Lookup {
+    return this.#read(() => ({
+      action: request.action === undefined ? undefined : this.#statements.action.get(request.action),
+      agent: request.agent === undefined ? undefined : this.#statements.agent.get(request.agent),
+      head: this.head(),
+    }));
   }
 
   /** Both reads in one snapshot, so the head never runs ahead of what the scan saw. */
-  claimableAfter(name: string, after: number, limit: number): ClaimableScanRows {
+  actionsAfter(after: number, limit: number): ScanRows {
+    return this.#read(() => ({ rows: this.#statements.actionsAfter.all(after, limit), head: this.head() }));
+  }
+
+  /** Both reads in one snapshot, so the head never runs ahead of what the scan saw. */
+  claimableAfter(name: string, after: number, limit: number): ScanRows {
     return this.#read(() => ({
       rows: this.#statements.claimableAfter.all(name, after, limit),
       head: this.head(),
@@ -48,6 +78,10 @@ export class SqliteStore implements Store {
 
   claim(id: string, agent: string, name: string, now: number): ActionRow | undefined {
     return this.#statements.claim.get({ id, agent, name, now });
+  }
+
+  claimNext(agent: string, name: string, now: number): ActionRow | undefined {
+    return this.#statements.claimNext.get({ agent, name, now });
   }
 
   complete(id: string, agent: string, result: string | null, now: number): ActionRow | undefined {
@@ -60,10 +94,6 @@ export class SqliteStore implements Store {
 
   insertAgent(identity: string, name: string, now: number): AgentRow | undefined {
     return this.#statements.insertAgent.get({ identity, name, now });
-  }
-
-  agent(identity: string): AgentRow | undefined {
-    return this.#statements.agent.get(identity);
   }
 
   agents(): AgentRow[] {
@@ -80,6 +110,7 @@ export class SqliteStore implements Store {
           .all(input.identity)
           .map(({ id }) => this.#statements.release.get(id)?.id)
           .filter((id): id is string => id !== undefined);
+        if (released.length > 0) this.#madeClaimable = true;
         return { agent, released };
       })
       .immediate();
@@ -94,9 +125,12 @@ function prepareStatements(db: Database.Database) {
   return {
     boardId: db.prepare<[], { id: string }>("SELECT id FROM board"),
     head: db.prepare<[], { head: number }>("SELECT coalesce(max(seq), 0) AS head FROM actions"),
+    // The WHERE also keeps SQLite from reading ON CONFLICT as a join constraint of the SELECT.
     insertAction: db.prepare<NewAction, ActionRow>(
       `INSERT INTO actions (id, seq, kind, recipient, sender, sender_agent, body, state, created_at)
-     VALUES (@id, ${nextSeq}, @kind, @recipient, @sender, @senderAgent, @body, 'open', @now)
+     SELECT @id, ${nextSeq}, @kind, @recipient, @sender, @senderAgent, @body, 'open', @now
+     WHERE @senderAgent IS NULL
+       OR EXISTS (SELECT 1 FROM agents WHERE identity = @sender AND status = 'active')
      ON CONFLICT (id) DO NOTHING
      RETURNING *`,
     ),
@@ -113,6 +147,25 @@ function prepareStatements(db: Database.Database) {
       `UPDATE actions
      SET state = 'claimed', claimed_by = @agent, claimed_at = @now, seq = ${nextSeq}
      WHERE id = @id AND state = 'open' AND recipient IN (@name, '*')
+       AND EXISTS (SELECT 1 FROM agents WHERE identity = @agent AND status = 'active')
+     RETURNING *`,
+    ),
+    claimNext: db.prepare<{ agent: string; name: string; now: number }, ActionRow>(
+      `UPDATE actions
+     SET state = 'claimed', claimed_by = @agent, claimed_at = @now, seq = ${nextSeq}
+     WHERE id = (
+         -- Two index probes (one per recipient), not a sort of every open action.
+         SELECT id FROM (
+           SELECT id, seq FROM (
+             SELECT id, seq FROM actions WHERE state = 'open' AND recipient = @name ORDER BY seq LIMIT 1
+           )
+           UNION ALL
+           SELECT id, seq FROM (
+             SELECT id, seq FROM actions WHERE state = 'open' AND recipient = '*' ORDER BY seq LIMIT 1
+           )
+         )
+         ORDER BY seq LIMIT 1
+       )
        AND EXISTS (SELECT 1 FROM agents WHERE identity = @agent AND status = 'active')
      RETURNING *`,
     ),

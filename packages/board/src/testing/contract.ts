@@ -1,5 +1,12 @@
 import type { ChildProcess } from "node:child_process";
-import type { ActionDraft, ActionRecord, AgentIdentity, Cursor } from "@bridgeworks/protocol";
+import type {
+  ActionDraft,
+  ActionId,
+  ActionRecord,
+  AgentIdentity,
+  Cursor,
+  OpenAction,
+} from "@bridgeworks/protocol";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { Board, BoardDeps } from "../board.js";
 import { BoardError } from "../errors.js";
@@ -40,6 +47,19 @@ export async function killByPid(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** A draft addressed to everyone from a human; `overrides` change any field. */
+export function draftAction(overrides: Partial<ActionDraft> = {}): ActionDraft {
+  return { kind: "review", to: "*", from: "human", body: "look at this", ...overrides };
+}
+
+/** What a won claim of `action` answers: the record claimed by `claimedBy` at `claimedAt`, at a new position. */
+export function claimedOutcome(action: OpenAction, claimedBy: string, claimedAt: string) {
+  return {
+    outcome: "claimed",
+    record: { ...action, seq: expect.any(Number), state: "claimed", claimedBy, claimedAt },
+  };
+}
+
 /** A clock that starts at a fixed instant and moves 1 ms per read, so order shows in timestamps. */
 export function tickingClock(startIso = "2026-11-06T10:00:00.000Z"): { now: () => number } {
   let next = Date.parse(startIso);
@@ -48,6 +68,9 @@ export function tickingClock(startIso = "2026-11-06T10:00:00.000Z"): { now: () =
 
 // Shorter than a test's timeout, so a wake-up that never comes fails as an empty page.
 const never = 10_000;
+
+// Sixteen node processes take a while to start on a loaded machine; this only bounds a hang.
+const sixteenProcesses = { timeout: 120_000 };
 
 /**
  * The behaviour every `Board` implementation shares. Run it once per implementation:
@@ -87,13 +110,7 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
       await Promise.all(harnesses.splice(0).map((made) => made.dispose()));
     });
 
-    const draft = (overrides: Partial<ActionDraft> = {}): ActionDraft => ({
-      kind: "review",
-      to: "*",
-      from: "human",
-      body: "look at this",
-      ...overrides,
-    });
+    const draft = draftAction;
 
     async function settlesAtOnce<T>(
       promise: Promise<T>,
@@ -305,13 +322,31 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         expect((await waiting).records).toEqual([action]);
       });
 
+      test("wakes when another process releases a claim by departing", async () => {
+        const board = await open();
+        const bob = await board.register("bob");
+        const other = await spawn();
+        const holder = await other.call("register", "holder");
+        const action = await other.call("post", draft({ to: "*" }));
+        await other.call("claim", holder.identity, action.id);
+        const { cursor } = await board.list();
+        const waiting = board.waitForClaimable(bob.identity, cursor, { timeoutMs: never });
+        expect(await settlesAtOnce(waiting)).toBe("pending");
+        // Time for a store's listener to connect: a wait it finds on connecting would prove nothing.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+
+        await other.call("depart", holder.identity);
+        expect((await waiting).records).toEqual([expect.objectContaining({ id: action.id, state: "open" })]);
+      });
+
       test("on timeout returns no records and a cursor past what the caller cannot claim", async () => {
         const board = await open();
         const bob = await board.register("bob");
         const { cursor: start } = await board.list();
         await board.post(draft({ to: "carol" }));
 
-        const page = await board.waitForClaimable(bob.identity, start, { timeoutMs: 20 });
+        // Long enough for the first scan on a loaded machine: a timeout before it ends keeps the cursor.
+        const page = await board.waitForClaimable(bob.identity, start, { timeoutMs: 1000 });
         expect(page.records).toEqual([]);
         expect(page.cursor).not.toBe(start);
 
@@ -375,7 +410,7 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
     });
 
     describe("claim", () => {
-      test("of sixteen processes claiming one action, exactly one wins", async () => {
+      test("of sixteen processes claiming one action, exactly one wins", sixteenProcesses, async () => {
         const board = await open();
         const action = await board.post(draft({ to: "*" }));
         const claimers = await Promise.all(Array.from({ length: 16 }, () => spawn()));
@@ -403,16 +438,7 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         const action = await board.post(draft({ to: "bob" }));
 
         const won = await board.claim(bob.identity, action.id);
-        expect(won).toEqual({
-          outcome: "claimed",
-          record: {
-            ...action,
-            seq: expect.any(Number),
-            state: "claimed",
-            claimedBy: bob.identity,
-            claimedAt: "2026-11-06T11:00:00.000Z",
-          },
-        });
+        expect(won).toEqual(claimedOutcome(action, bob.identity, "2026-11-06T11:00:00.000Z"));
         expect(await board.claim(bob.identity, action.id)).toEqual(won);
         expect(await board.claim(bobAgain.identity, action.id)).toEqual({
           outcome: "taken",
@@ -447,6 +473,131 @@ export function describeBoardContract(name: string, makeHarness: () => Promise<B
         expect((await refusal(board.claim(bob.identity, forAll.id))).code).toBe("agent_not_active");
         expect(await board.get(forAll.id)).toMatchObject({ state: "open" });
       });
+    });
+
+    describe("claimNext", () => {
+      test("claims what the caller can claim, oldest position first, then answers none", async () => {
+        const board = await open({ now: () => Date.parse("2026-11-06T11:30:00.000Z") });
+        const bob = await board.register("bob");
+        const helper = await board.register("helper");
+        const forCarol = await board.post(draft({ to: "carol" }));
+        const first = await board.post(draft({ to: "*", body: "first" }));
+        const taken = await board.post(draft({ to: "*" }));
+        await board.claim(helper.identity, taken.id);
+        const withdrawn = await board.post(draft({ to: "bob" }));
+        await board.cancel("human", withdrawn.id);
+        const second = await board.post(draft({ to: "bob", body: "second" }));
+        const third = await board.post(draft({ to: "*", body: "third" }));
+
+        const claimed = (action: OpenAction) =>
+          claimedOutcome(action, bob.identity, "2026-11-06T11:30:00.000Z");
+        const outcomes = [];
+        for (let index = 0; index < 3; index++) outcomes.push(await board.claimNext(bob.identity));
+        expect(outcomes).toEqual([claimed(first), claimed(second), claimed(third)]);
+        const { cursor } = await board.list();
+        expect(await board.claimNext(bob.identity)).toEqual({ outcome: "none" });
+
+        // None changed nothing; each claim moved its record past every earlier cursor.
+        expect(await board.list({ cursor })).toEqual({ records: [], cursor });
+        expect(await board.get(forCarol.id)).toEqual(forCarol);
+        for (const outcome of outcomes) {
+          if (outcome.outcome !== "claimed") throw new Error("expected a claim");
+          expect(await board.get(outcome.record.id)).toEqual(outcome.record);
+          expect(outcome.record.seq).toBeGreaterThan(third.seq);
+        }
+      });
+
+      test("an action released by a departing claimer is claimed next again, behind older ones", async () => {
+        const board = await open();
+        const bob = await board.register("bob");
+        const carol = await board.register("carol");
+        const early = await board.post(draft());
+        const later = await board.post(draft());
+        expect(await board.claimNext(bob.identity)).toMatchObject({ record: { id: early.id } });
+        await board.depart(bob.identity);
+
+        const next = [await board.claimNext(carol.identity), await board.claimNext(carol.identity)];
+        expect(next.map((outcome) => outcome.outcome === "claimed" && outcome.record.id)).toEqual([
+          later.id,
+          early.id,
+        ]);
+        expect(await board.claimNext(carol.identity)).toEqual({ outcome: "none" });
+      });
+
+      test("refuses a bad or inactive identity by name and claims nothing", async () => {
+        const board = await open();
+        const bob = await board.register("bob");
+        const action = await board.post(draft());
+        expect((await refusal(board.claimNext("bob" as never))).argument).toBe("agent");
+        expect((await refusal(board.claimNext(undefined as never))).argument).toBe("agent");
+        const stranger = await refusal(board.claimNext("agent:nobody#00000000" as never));
+        expect([stranger.code, stranger.argument]).toEqual(["agent_not_found", "agent"]);
+        await board.depart(bob.identity);
+        const departed = await refusal(board.claimNext(bob.identity));
+        expect([departed.code, departed.argument]).toEqual(["agent_not_active", "agent"]);
+        expect(await board.get(action.id)).toEqual(action);
+      });
+
+      test("a burst of claimNext calls over four connections at once claims every action once", async () => {
+        const boards = await Promise.all(Array.from({ length: 4 }, () => open()));
+        const posted = new Set<string>();
+        for (let index = 0; index < 96; index++) posted.add((await boards[0]!.post(draft())).id);
+        const claimers = await Promise.all(boards.map((board) => board.register("burst")));
+
+        // Every call in flight at once: on a server, writers really overlap.
+        const outcomes = await Promise.all(
+          Array.from({ length: 96 }, (_, index) =>
+            boards[index % 4]!.claimNext(claimers[index % 4]!.identity),
+          ),
+        );
+        const claimed = outcomes.map((outcome) =>
+          outcome.outcome === "claimed" ? outcome.record.id : "none",
+        );
+        expect(claimed.sort()).toEqual([...posted].sort());
+        expect(await boards[0]!.claimNext(claimers[0]!.identity)).toEqual({ outcome: "none" });
+      });
+
+      test(
+        "sixteen processes claiming next until none claim every action once and leave the rest",
+        sixteenProcesses,
+        async () => {
+          const board = await open();
+          const forAll: string[] = [];
+          const forNobody: OpenAction[] = [];
+          for (let index = 0; index < 64; index++) {
+            if (index % 4 === 3) forNobody.push(await board.post(draft({ to: "nobody" })));
+            else forAll.push((await board.post(draft({ to: "*", body: `#${index}` }))).id);
+          }
+          const claimers = await Promise.all(Array.from({ length: 16 }, () => spawn()));
+          const identities = await Promise.all(
+            claimers.map(async (claimer) => (await claimer.call("register", "claimer")).identity),
+          );
+
+          const won = await Promise.all(
+            claimers.map(async (claimer, index) => {
+              const ids: string[] = [];
+              for (;;) {
+                const outcome = await claimer.call("claimNext", identities[index]!);
+                if (outcome.outcome === "none") return ids;
+                expect(outcome.record.claimedBy).toBe(identities[index]);
+                ids.push(outcome.record.id);
+              }
+            }),
+          );
+
+          // A double claim would list an id twice; a lost action would be missing.
+          expect(won.flat().sort()).toEqual([...forAll].sort());
+          for (const [index, ids] of won.entries()) {
+            for (const id of ids) {
+              expect(await board.get(id as ActionId)).toMatchObject({
+                state: "claimed",
+                claimedBy: identities[index],
+              });
+            }
+          }
+          for (const action of forNobody) expect(await board.get(action.id)).toEqual(action);
+        },
+      );
     });
 
     describe("complete and cancel", () => {

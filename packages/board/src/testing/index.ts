@@ -1,9 +1,12 @@
 export { BoardProcess } from "./board-process.js";
 export {
   type BoardContractHarness,
+  claimedOutcome,
   describeBoardContract,
+  draftAction,
   killByPid,
   refusal,
   tickingClock,
 } from "./contract.js";
+export { RoundTripTap } from "./round-trips.js";
 export type { RemoteMethod } from "./rpc.js";

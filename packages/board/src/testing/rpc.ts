@@ -7,6 +7,7 @@ export const remoteMethods = [
   "get",
   "list",
   "claim",
+  "claimNext",
   "complete",
   "cancel",
   "register",
