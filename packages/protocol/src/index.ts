@@ -5,4 +5,5 @@ export * from "./delivery.js";
 export * from "./floot-api.js";
 export * from "./identity.js";
 export * from "./secret.js";
+export * from "./tool-gate.js";
 export * from "./turn.js";

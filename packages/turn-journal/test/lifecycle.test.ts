@@ -103,6 +103,7 @@ describe("consistency check", () => {
     try {
       db.exec("DROP TRIGGER turns_terminal_is_final");
       db.exec("DROP TRIGGER turn_events_append_only_delete");
+      db.exec("DROP TRIGGER turns_effects_only_grow");
       db.prepare("UPDATE turns SET phase = 'completed', effects = 0 WHERE id = ?").run(turn.id);
       db.prepare("DELETE FROM turn_events WHERE turn_id = ? AND idx = 1").run(turn.id);
     } finally {
