@@ -131,7 +131,6 @@ export function startCliProcess(
   );
   let stderrTail = "";
   let lineTooLong: CliExit["lineTooLong"];
-  let stopping: Promise<CliExit> | undefined;
   child.stdout?.on("data", (chunk: Buffer) => {
     if (lineTooLong !== undefined) return;
     let lines: readonly string[];
@@ -142,7 +141,7 @@ export function startCliProcess(
       lineTooLong = { limitBytes: error.limitBytes };
       lines = error.linesBefore;
       // Nothing more of this stream can be read as lines: end the CLI rather than buffer without bound.
-      stopping ??= stop();
+      void stop();
     }
     for (const line of lines) hooks.onLine(line);
   });
