@@ -153,10 +153,12 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       steps: [textReply("[once]", "ONCE")],
     });
     const w = world;
-    await w.startDaemon({ FLOOT_TEST_HOLD_BEFORE_SPAWN_MS: "60000" });
+    // The daemon is held (blocked) the moment the turn starts: accepted, nothing spawned.
+    await w.startDaemon({}, { "turn:starting": { action: "hold" } });
     const session = await w.createSession();
     const turn = await w.send(session.id, "[once] run me");
-    expect((await w.turn(turn.id)).phase).toBe("accepted");
+    await waitUntil(() => w.faultHits().length === 1, 30_000, "the daemon held at turn:starting");
+    expect(w.readTurnRow(turn.id)).toMatchObject({ phase: "accepted", pid: null, spawnMarker: null });
     await w.restartAfterKill();
     const done = await w.waitForEnd(turn.id);
     expect(done.phase).toBe("completed");
@@ -197,7 +199,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       steps: [textReply("[window]", "WINDOW CLOSED", { repeat: true })],
     });
     const w = world;
-    await w.startDaemon({ FLOOT_TEST_HOLD_AFTER_SPAWN_MS: "60000" });
+    // Held (blocked) right after the spawn, before the pid is journaled.
+    await w.startDaemon({}, { "turn:spawned": { action: "hold" } });
     const session = await w.createSession();
     const turn = await w.send(session.id, "[window] run me");
     // The daemon is blocked now; the journal (read beside it) shows the turn spawning with no pid.
@@ -311,7 +314,11 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       await w.restartAfterKill();
       const interrupted = await w.waitForEnd(turn.id);
       expect(interrupted.phase).toBe("interrupted");
-      expect((await w.events(turn.id)).some((e) => e.event.type === "tool.started")).toBe(true);
+      // Recorded before the tool ran: the gate's admission of that very call.
+      const callId = backend === "claude" ? "toolu_marker" : "call_marker";
+      expect(
+        (await w.events(turn.id)).some((e) => e.event.type === "tool.admitted" && e.event.toolId === callId),
+      ).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await w.turns(session.id)).toHaveLength(1);
       expect(readFileSync(marker, "utf8")).toBe("ran\n");
