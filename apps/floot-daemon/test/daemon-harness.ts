@@ -83,11 +83,20 @@ export class FlootWorld {
   }
 
   /** Spawns a daemon (with `faults` injected through the test-only preload); resolves once it is ready. */
-  async startDaemon(extraEnv: Record<string, string> = {}, faults: DaemonFaults = {}): Promise<DaemonProcess> {
+  async startDaemon(
+    extraEnv: Record<string, string> = {},
+    faults: DaemonFaults = {},
+  ): Promise<DaemonProcess> {
     const previous = this.readDaemonFile();
     const process = this.spawnDaemon(extraEnv, faults);
+    let exit: unknown;
+    void process.exited.then((status) => {
+      exit = status;
+    });
     await waitUntil(
       () => {
+        if (exit !== undefined)
+          throw new Error(`daemon ${process.pid} exited before it was ready: ${JSON.stringify(exit)}`);
         const file = this.readDaemonFile();
         return file !== undefined && file.pid === process.pid && file.generation !== previous?.generation;
       },
@@ -102,7 +111,8 @@ export class FlootWorld {
   }
 
   spawnDaemon(extraEnv: Record<string, string> = {}, faults: DaemonFaults = {}): TrackedProcess {
-    const injected = Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
+    const injected =
+      Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
     return this.env.spawn(
       process.execPath,
       [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir],

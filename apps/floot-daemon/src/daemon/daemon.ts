@@ -19,10 +19,10 @@ import {
   mintToken,
   mintTurnMount,
   type ShimCommand,
-  startBridgeGeneration,
-  TurnTokenRegistry,
   shimSocketEnvVar,
   shimTokenEnvVar,
+  startBridgeGeneration,
+  TurnTokenRegistry,
   writePrivateFileAtomic,
 } from "@bridgeworks/control-channel";
 import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
@@ -148,7 +148,10 @@ async function startLocked(
     },
   });
   cleanups.push(() => bridge.server.close());
-  const shim: ShimCommand = { node: process.execPath, script: options.shimScript ?? besideBundle("shim.mjs") };
+  const shim: ShimCommand = {
+    node: process.execPath,
+    script: options.shimScript ?? besideBundle("shim.mjs"),
+  };
   const gateHook = options.gateHookScript ?? besideBundle("gate-hook.mjs");
   const gateDeadlineMs = positiveInt(env.FLOOT_GATE_TIMEOUT_MS) ?? defaultToolGateDeadlineMs;
 

@@ -72,7 +72,9 @@ export async function recoverTurns(
     const { decision, turn } = outcome;
     if (decision.action === "keep") continue;
     trace("recovery:applied", { turnId: decision.turn.id, action: decision.action });
-    const admitted = journal.listToolAdmissions(decision.turn.id).filter((admission) => !admission.effectFree);
+    const admitted = journal
+      .listToolAdmissions(decision.turn.id)
+      .filter((admission) => !admission.effectFree);
     logger.log("info", "recovered a turn", {
       turn: decision.turn.id,
       action: decision.action,

@@ -97,7 +97,10 @@ export class TurnCoordinator {
     const live: LiveTurn = { cancelRequested: false };
     this.#live.set(turn.id, live);
     this.#run(turn, live).catch((error: unknown) => {
-      this.#options.logger.log("error", "turn bookkeeping failed", { turn: turn.id, error: messageOf(error) });
+      this.#options.logger.log("error", "turn bookkeeping failed", {
+        turn: turn.id,
+        error: messageOf(error),
+      });
     });
   }
 
@@ -195,7 +198,11 @@ export class TurnCoordinator {
     } catch (error) {
       if (this.#stopping) return;
       const failure = failureOf(error);
-      logger.log("error", "turn could not run", { turn: turn.id, code: failure.code, error: failure.message });
+      logger.log("error", "turn could not run", {
+        turn: turn.id,
+        code: failure.code,
+        error: failure.message,
+      });
       this.#end(turn.id, { phase: "failed", error: failure });
     } finally {
       mount?.release();
@@ -211,7 +218,9 @@ export class TurnCoordinator {
     try {
       await mkdir(workspace, { recursive: true, mode: 0o700 });
     } catch (error) {
-      throw new WorkspaceError(`the session's workspace ${workspace} could not be created: ${messageOf(error)}`);
+      throw new WorkspaceError(
+        `the session's workspace ${workspace} could not be created: ${messageOf(error)}`,
+      );
     }
     return workspace;
   }
