@@ -81,11 +81,13 @@ describe("a CLI that cannot run never takes its caller down", () => {
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
-  const startOf = (command: string, env: Record<string, string>, cwd = process.cwd()) => () =>
-    startCliProcess(
-      { command, args: [], cwd, env, installHint: "Install it with: npm install -g the-cli" },
-      { onSpawned: () => {}, onLine: () => {} },
-    );
+  const startOf =
+    (command: string, env: Record<string, string>, cwd = process.cwd()) =>
+    () =>
+      startCliProcess(
+        { command, args: [], cwd, env, installHint: "Install it with: npm install -g the-cli" },
+        { onSpawned: () => {}, onLine: () => {} },
+      );
   // Node emits a failed spawn's `error` event on a later tick: an unheard one is an uncaught
   // exception in the caller (vitest reports it and fails the run). Give it that tick.
   const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
@@ -123,7 +125,10 @@ describe("a CLI that cannot run never takes its caller down", () => {
 
   test("a working directory that is gone: cli_spawn_failed, and its spawn error is heard", async () => {
     expect(startOf("sh", { PATH: process.env.PATH ?? "/bin" }, "/nonexistent/workspace")).toThrow(
-      expect.objectContaining({ code: "cli_spawn_failed", message: expect.stringContaining("/nonexistent/workspace") }),
+      expect.objectContaining({
+        code: "cli_spawn_failed",
+        message: expect.stringContaining("/nonexistent/workspace"),
+      }),
     );
     await settle();
   });
