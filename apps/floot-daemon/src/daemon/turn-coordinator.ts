@@ -1,4 +1,5 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import {
   type BackendAdapter,
   CliStartError,
@@ -216,7 +217,7 @@ export class TurnCoordinator {
   async #provision(session: SessionRecord): Promise<string> {
     const workspace = this.#options.sessions.workspace(session.id);
     try {
-      await mkdir(workspace, { recursive: true, mode: 0o700 });
+      await makeDirectories(workspace);
     } catch (error) {
       throw new WorkspaceError(
         `the session's workspace ${workspace} could not be created: ${messageOf(error)}`,
@@ -274,6 +275,31 @@ export class TurnCoordinator {
       journal.transition(turnId, { phase: "completed" });
     }
     logger.log("info", "turn ended", { turn: turnId, phase: outcome.phase });
+  }
+}
+
+/**
+ * `mkdir -p`, one level at a time: node's recursive mkdir never settles for some paths (a missing
+ * directory under /proc), which would leave the turn waiting forever instead of failing.
+ */
+async function makeDirectories(path: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = path; ; current = dirname(current)) {
+    const found = await stat(current).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (found) {
+      if (!found.isDirectory()) throw new Error(`${current} is not a directory`);
+      break;
+    }
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const dir of missing) {
+    await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
   }
 }
 
