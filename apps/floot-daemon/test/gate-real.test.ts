@@ -1,21 +1,13 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "@bridgeworks/model-double";
 import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
-import { bundlePath, FlootWorld } from "./daemon-harness.js";
+import { afterEach, describe, expect, test } from "vitest";
+import { FlootWorld } from "./daemon-harness.js";
 
 // The pre-tool gate with the real claude and codex, through the built daemon: every tool call is in
 // the journal before it runs; without the daemon no tool runs and the model is told why; a turn that
 // only read is replayed.
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 let world: FlootWorld | undefined;
 afterEach(async () => {

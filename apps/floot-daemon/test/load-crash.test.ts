@@ -1,21 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import type { Backend } from "@bridgeworks/protocol";
-import { beforeAll, describe, expect, test } from "vitest";
-import { bundlePath } from "./daemon-harness.js";
+import { describe, expect, test } from "vitest";
 import { runTorture } from "./torture/harness.js";
 
 // The scenario of issue 11, as a new user met it: 3000 sessions in the journal, eight clients polling
 // GET /v1/overview, a turn runs `echo … >> file`, and the daemon is SIGKILLed the instant the line
 // lands. Before the gate the stream's tool_use was journaled only when the loaded daemon read it, so
 // the turn looked effect-free and was replayed: the line was written twice.
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 describe.each<Backend>(["claude", "codex"])("SIGKILL at the side effect under load: %s", (backend) => {
   test("after recovery the side effect exists exactly once, in every trial", async () => {

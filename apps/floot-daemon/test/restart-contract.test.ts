@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -15,7 +15,7 @@ import type {
   TurnRecord,
 } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import {
   bundlePath,
   commandLineOf,
@@ -27,14 +27,6 @@ import {
 } from "./daemon-harness.js";
 
 const backends: Backend[] = ["claude", "codex"];
-
-beforeAll(() => {
-  // The contract is about the shipped artifact: the daemon runs from the bundle.
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 let world: FlootWorld | undefined;
 

@@ -1,19 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import type { Backend } from "@bridgeworks/protocol";
-import { beforeAll, describe, expect, test } from "vitest";
-import { bundlePath } from "./daemon-harness.js";
+import { describe, expect, test } from "vitest";
 import { type KillPoint, runTorture } from "./torture/harness.js";
 
 // A small fixed sample of the crash torture run (`pnpm torture` runs hundreds of trials): one trial
 // per kill point, the real CLI against the model double, a loaded journal and API clients throughout.
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 const sample: KillPoint[] = [
   "turn:spawned",

@@ -1,22 +1,15 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { textReply } from "@bridgeworks/model-double";
 import type { Backend, FlootDaemonStatus } from "@bridgeworks/protocol";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import { bundlePath, FlootWorld } from "./daemon-harness.js";
 
 // Nothing a turn does takes the daemon down: each of these ends that turn `failed`, naming the cause,
 // and the daemon goes on serving (another session's turn, on the real other CLI, still completes).
 // The broken CLIs below are stand-ins for what a real install can look like: not installed, not
 // executable, dying at start, or flooding stdout with one endless line.
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 let world: FlootWorld | undefined;
 afterEach(async () => {
