@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { describe, expect, test } from "vitest";
+import { ProcessTracker } from "@bridgeworks/test-harness";
+import { afterEach, describe, expect, test } from "vitest";
 import {
   defaultGateHookScriptPath,
   maxRequestBytes,
@@ -23,6 +23,8 @@ import {
 
 const tempDir = useTempDirs();
 const startServer = useMcpServers();
+const processes = new ProcessTracker();
+afterEach(() => processes.endAll());
 
 const hookInput = {
   session_id: "1ac6392d-24f8-41b2-bf4f-492361f94cab",
@@ -268,23 +270,15 @@ describe("runToolGateHook: the call starts only once the daemon said so", () => 
 
   test("as a process (dist/gate-hook.js): exit 0 when admitted, 2 with the reason when the daemon is gone", async () => {
     const { server, token } = await requestServer(() => ({ decision: "allow" }));
-    const runHook = (socketPath: string) =>
-      new Promise<{ code: number | null; stderr: string; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, [defaultGateHookScriptPath(), "5000"], {
-          env: { FLOOT_MCP_SOCKET: socketPath, FLOOT_MCP_TOKEN: token },
-          stdio: ["pipe", "pipe", "pipe"],
-        });
-        let stderr = "";
-        let stdout = "";
-        child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-          stderr += chunk;
-        });
-        child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-          stdout += chunk;
-        });
-        child.stdin.end(JSON.stringify(hookInput));
-        child.on("close", (code) => resolve({ code, stderr, stdout }));
+    const runHook = async (socketPath: string) => {
+      const hook = processes.spawn(process.execPath, [defaultGateHookScriptPath(), "5000"], {
+        env: { FLOOT_MCP_SOCKET: socketPath, FLOOT_MCP_TOKEN: token },
+        stdio: ["pipe", "pipe", "pipe"],
       });
+      hook.child.stdin?.end(JSON.stringify(hookInput));
+      const { code } = await hook.exited;
+      return { code, stderr: hook.stderr(), stdout: hook.stdout() };
+    };
     expect(await runHook(server.socketPath)).toEqual({ code: 0, stderr: "", stdout: "" });
     await server.close();
     const gone = await runHook(server.socketPath);

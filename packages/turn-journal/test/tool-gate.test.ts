@@ -1,9 +1,8 @@
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { openJournal } from "../src/journal.js";
-import { migrate } from "../src/migrations.js";
 import { planRecovery, recoverJournal } from "../src/recovery.js";
-import { createTestJournal, eventTypes, expectContiguous, runningTurn, tempDir } from "./helpers.js";
+import { createTestJournal, eventTypes, expectContiguous, oldJournal, runningTurn } from "./helpers.js";
 
 const bash = {
   toolCallId: "toolu_1",
@@ -207,19 +206,7 @@ describe("the store refuses gate records that break its invariants", () => {
 });
 
 test("a version 2 journal migrates to gate records and keeps its turns", () => {
-  const path = `${tempDir()}/journal.sqlite`;
-  const old = new Database(path);
-  expect(migrate(old, 2)).toBe(2);
-  old.exec(`
-    INSERT INTO sessions (id, backend, created_at) VALUES ('s1', 'claude', 1);
-    INSERT INTO turns (id, session_id, seq, input, phase, attempt, bridge_generation, created_at, updated_at)
-      VALUES ('t1', 's1', 1, '{"prompt":"hi"}', 'running', 1, 3, 1, 2);
-    INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES
-      ('t1', 0, 1, 'phase', '{"type":"phase","phase":"accepted"}'),
-      ('t1', 1, 1, 'phase', '{"type":"phase","phase":"spawning"}'),
-      ('t1', 2, 2, 'phase', '{"type":"phase","phase":"running"}');
-  `);
-  old.close();
+  const path = oldJournal(2);
   const journal = openJournal({ path });
   try {
     expect(journal.admitToolCall("t1", bash).eventIndex).toBe(3);
