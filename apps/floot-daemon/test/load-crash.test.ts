@@ -3,8 +3,9 @@ import { describe, expect, test } from "vitest";
 import { runTorture } from "./torture/harness.js";
 
 // The scenario of issue 11, as a new user met it: 3000 sessions in the journal, eight clients polling
-// GET /v1/overview, a turn runs `echo … >> file`, and the daemon is SIGKILLed the instant the line
-// lands. Before the gate the stream's tool_use was journaled only when the loaded daemon read it, so
+// GET /v1/overview (at the web UI's own rate, each 2.5 s after its last answer: a daemon that answers
+// one overview in about a second is busy most of the time), a turn runs `echo … >> file`, and the
+// daemon is SIGKILLed the instant the line lands. Before the gate the stream's tool_use was journaled only when the loaded daemon read it, so
 // the turn looked effect-free and was replayed: the line was written twice.
 
 describe.each<Backend>(["claude", "codex"])("SIGKILL at the side effect under load: %s", (backend) => {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { findProcessesBySpawnMarker, isSameProcess } from "@bridgeworks/backend-adapters";
 import type { Backend, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import { openJournal } from "@bridgeworks/turn-journal";
+import { type TracePoint, tracePoints } from "../../src/daemon/trace.js";
 import { journalFileName } from "../../src/state-dir.js";
 import { type DaemonFaults, FlootWorld } from "../daemon-harness.js";
 import { type BackgroundLoad, populateJournal, startLoad } from "./load.js";
@@ -21,19 +22,15 @@ import {
  * file; `random` after a random delay; `recovery` kills it at a random moment and then kills the
  * restarted daemon again in the middle of its recovery.
  */
-export const killPoints = [
-  "turn:starting",
-  "turn:before-spawn",
-  "turn:spawned",
-  "turn:running",
-  "turn:event",
-  "gate:received",
-  "gate:committed",
+export type KillPoint = Exclude<TracePoint, `recovery:${string}`> | "after-effect" | "random" | "recovery";
+export const killPoints: readonly KillPoint[] = [
+  ...tracePoints.filter(
+    (point): point is Exclude<TracePoint, `recovery:${string}`> => !point.startsWith("recovery:"),
+  ),
   "after-effect",
   "random",
   "recovery",
-] as const;
-export type KillPoint = (typeof killPoints)[number];
+];
 
 export interface TortureOptions {
   backend: Backend;
@@ -52,6 +49,8 @@ export interface TortureOptions {
   pollers: number;
   /** Clients following (SSE) background turns throughout. */
   followers: number;
+  /** Each poller's pause between two polls; default 2500 ms, the web UI's own rate. */
+  pollPauseMs?: number;
   /** How long a trial's turns may take to end after the restart. */
   settleTimeoutMs?: number;
   /** Progress lines (one per trial). */
@@ -83,6 +82,8 @@ export interface TrialRecord {
   effectLines: Record<CallLabel, number>;
   violations: Violation[];
   ms: number;
+  /** Where the trial's time went, ms per step. */
+  steps: Record<string, number>;
 }
 
 export interface TortureSummary {
@@ -91,6 +92,7 @@ export interface TortureSummary {
   seed: number;
   sessionsInJournal: number;
   pollers: number;
+  pollPauseMs: number;
   followers: number;
   /** Per point: trials that planned it, and how many actually killed the daemon there. */
   kills: Record<string, { planned: number; fired: number }>;
@@ -117,7 +119,7 @@ interface TrialPlan {
   lines: number;
   /** random / recovery: ms after the send. */
   delayMs: number;
-  recoveryPoint: "recovery:fenced" | "recovery:applied";
+  recoveryPoint: Extract<TracePoint, `recovery:${string}`>;
 }
 
 const terminalPhases = new Set(["completed", "failed", "cancelled", "interrupted"]);
@@ -134,6 +136,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     seed: options.seed,
     sessionsInJournal: options.sessions,
     pollers: options.pollers,
+    pollPauseMs: options.pollPauseMs ?? 2_500,
     followers: options.followers,
     kills: Object.fromEntries(points.map((point) => [point, { planned: 0, fired: 0 }])),
     phases: {},
@@ -150,14 +153,25 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
     const { mkdirSync } = await import("node:fs");
     mkdirSync(world.stateDir, { recursive: true, mode: 0o700 });
     const turnIds = populateJournal(world.stateDir, options.sessions);
-    load = startLoad(world.stateDir, { pollers: options.pollers, followers: options.followers, turnIds });
+    load = startLoad(world.stateDir, {
+      pollers: options.pollers,
+      followers: options.followers,
+      turnIds,
+      pauseMs: options.pollPauseMs ?? 2_500,
+    });
     for (let trial = 1; trial <= options.trials; trial += 1) {
       const drawn = Math.floor(random() * points.length);
       const point = points[options.order === "cycle" ? (trial - 1) % points.length : drawn]!;
       const plan: TrialPlan = {
         trial,
         point,
-        skip: point === "turn:event" ? Math.floor(random() * 12) : Math.floor(random() * 2),
+        // Mid-stream: any of the first events; at the gate: call1's or call2's; elsewhere the first hit.
+        skip:
+          point === "turn:event"
+            ? Math.floor(random() * 12)
+            : point.startsWith("gate:")
+              ? Math.floor(random() * 2)
+              : 0,
         lines: options.afterEffectLines ?? 1 + Math.floor(random() * 2),
         delayMs: Math.floor(random() * 6_000),
         recoveryPoint: random() < 0.5 ? "recovery:fenced" : "recovery:applied",
@@ -184,6 +198,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
           effects: record.effectLines,
           violations: record.violations.length,
           ms: record.ms,
+          steps: record.steps,
         }),
       );
     }
@@ -218,8 +233,16 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
   let fired = false;
   let phases: string[] = [];
   let effectLines: Record<CallLabel, number> = { call1: 0, call2: 0 };
+  const steps: Record<string, number> = {};
+  let stepStart = Date.now();
+  const step = (name: string) => {
+    const now = Date.now();
+    steps[name] = now - stepStart;
+    stepStart = now;
+  };
   try {
     await world.startDaemon({}, firstFaults(plan));
+    step("start");
     const session = await world.createSession();
     const effectsFile = join(session.workspace, effectsFileName);
     const turn = await world.send(session.id, `${tortureMarker} trial ${plan.trial}`);
@@ -231,6 +254,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
       // The point was never reached: the turn ended first. Stop the daemon the ordinary way.
       await stopGracefully(world);
     }
+    step("turn");
 
     // The journal as the crash left it: consistent, and holding every event a follower was shown.
     const crashed = readJournal(world, session.id);
@@ -253,12 +277,15 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     }
 
     await world.startDaemon();
+    step("restart");
     const turns = await settle(world, session.id, settleTimeoutMs);
+    step("settle");
     phases = turns.map((entry) => entry.phase);
     for (const entry of turns) {
       if (!terminalPhases.has(entry.phase)) violate("turn_stuck", `turn ${entry.id} is still ${entry.phase}`);
     }
     await stopGracefully(world);
+    step("stop");
 
     const final = readJournal(world, session.id);
     for (const detail of final.problems) violate("journal_inconsistent", `after settling: ${detail}`);
@@ -297,6 +324,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
       if (entry.process && isSameProcess(entry.process))
         violate("orphan_process", `the CLI of turn ${entry.id} (pid ${entry.process.pid}) is still running`);
     }
+    step("final-check");
   } catch (error) {
     violate("trial_error", error instanceof Error ? error.message : String(error));
     if (world.daemon) await world.killDaemon().catch(() => {});
@@ -310,6 +338,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     effectLines,
     violations,
     ms: Date.now() - startedAt,
+    steps,
   };
 }
 

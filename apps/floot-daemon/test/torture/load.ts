@@ -52,7 +52,13 @@ export interface BackgroundLoad {
  */
 export function startLoad(
   stateDir: string,
-  options: { pollers: number; followers: number; turnIds: readonly string[]; pauseMs?: number },
+  options: {
+    pollers: number;
+    followers: number;
+    turnIds: readonly string[];
+    /** Between two requests of one client; the web UI polls the overview every 2.5 s. */
+    pauseMs?: number;
+  },
 ): BackgroundLoad {
   const stats: LoadStats = { overviewPolls: 0, overviewFailures: 0, overviewMs: [], followsCompleted: 0 };
   const abort = new AbortController();
@@ -75,7 +81,7 @@ export function startLoad(
       } catch {
         await pause(100);
       }
-      await pause(options.pauseMs ?? 10);
+      await pause(options.pauseMs ?? 2_500);
     }
   };
   const running: Promise<void>[] = [];

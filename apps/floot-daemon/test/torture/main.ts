@@ -1,7 +1,7 @@
 // `pnpm torture`: the crash torture run, with the real claude or codex against the model double.
 // Prints one JSON summary on stdout (progress, one line per trial, on stderr); exits 1 on a violation.
 //   pnpm torture -- --backend claude --trials 300 [--seed N] [--sessions 3000] [--pollers 8]
-//                   [--followers 4] [--points a,b,...]
+//                   [--followers 4] [--poll-pause-ms 2500] [--points a,b,...]
 import { parseArgs } from "node:util";
 import { Backend } from "@bridgeworks/protocol";
 import { type KillPoint, killPoints, runTorture } from "./harness.js";
@@ -14,6 +14,7 @@ const { values } = parseArgs({
     sessions: { type: "string", default: "3000" },
     pollers: { type: "string", default: "8" },
     followers: { type: "string", default: "4" },
+    "poll-pause-ms": { type: "string", default: "2500" },
     points: { type: "string" },
   },
   strict: true,
@@ -48,6 +49,7 @@ const summary = await runTorture({
   sessions: count("sessions", values.sessions),
   pollers: count("pollers", values.pollers),
   followers: count("followers", values.followers),
+  pollPauseMs: count("poll-pause-ms", values["poll-pause-ms"]),
   progress: (line) => process.stderr.write(`${line}\n`),
 });
 process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
