@@ -6,7 +6,12 @@ import { parseArgs } from "node:util";
 import { Backend } from "@bridgeworks/protocol";
 import { type KillPoint, killPoints, runTorture } from "./harness.js";
 
+// `pnpm torture -- …` hands the arguments on behind a `--` of its own.
+const args = process.argv.slice(2);
+while (args[0] === "--") args.shift();
+
 const { values } = parseArgs({
+  args,
   options: {
     backend: { type: "string", default: "claude" },
     trials: { type: "string", default: "20" },
