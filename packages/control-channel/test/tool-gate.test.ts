@@ -286,4 +286,46 @@ describe("runToolGateHook: the call starts only once the daemon said so", () => 
     expect(gone.stderr).toContain("cannot be reached");
     expect(gone.stdout).toBe("");
   });
+
+  test("another local user cannot reach the gate: its hook blocks, nothing is admitted", async () => {
+    const calls: unknown[] = [];
+    const { server, token } = await requestServer((context, request) => {
+      calls.push([context, request]);
+      return { decision: "allow" };
+    });
+    // Even holding the right token (a leak), uid 65534 cannot open the 0700 generation dir's socket.
+    const hook = processes.spawn(
+      "setpriv",
+      ["--reuid", "65534", "--regid", "65534", "--clear-groups", process.execPath, "-e", gateHookScript],
+      {
+        env: { FLOOT_MCP_SOCKET: server.socketPath, FLOOT_MCP_TOKEN: token, PATH: process.env.PATH ?? "" },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    hook.child.stdin?.end(JSON.stringify(hookInput));
+    const { code } = await hook.exited;
+    expect(code).toBe(2);
+    expect(hook.stderr()).toContain("cannot be reached (EACCES)");
+    expect(calls).toEqual([]);
+  });
 });
+
+// The gate hook as another user runs it: its script is read here (the nobody user may not read this
+// checkout's files) and handed to node on its command line.
+const gateHookScript = `
+const { connect } = require("node:net");
+let input = "";
+process.stdin.on("data", (chunk) => (input += chunk)).on("end", () => {
+  const socket = connect(process.env.FLOOT_MCP_SOCKET);
+  socket.on("error", (error) => {
+    process.stderr.write("floot: this tool call was NOT run: the Floot daemon cannot be reached (" + error.code + ")\\n");
+    process.exit(2);
+  });
+  socket.on("connect", () => {
+    socket.write(JSON.stringify({ token: process.env.FLOOT_MCP_TOKEN, channel: "request" }) + "\\n");
+    socket.write(JSON.stringify({ type: "tool_gate", toolCallId: "t", toolName: "Bash", inputPreview: input.slice(0, 100) }) + "\\n");
+  });
+  socket.on("data", () => process.exit(0));
+  socket.on("close", () => process.exit(3));
+});
+`;
