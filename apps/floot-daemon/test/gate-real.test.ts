@@ -116,6 +116,46 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
     expect((await w.waitForEnd(turn.id)).phase).toBe("interrupted");
   });
 
+  test("a daemon too slow to answer the gate: the tool does not run and the model is told why", async () => {
+    const id = backend === "claude" ? "toolu_slow" : "call_slow";
+    const marker = "slow.txt";
+    world = await FlootWorld.create(backend, {
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[slow]" },
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id,
+                nameFrom: shellTool(backend),
+                input: shellInput(backend, `echo ran >> ${marker}`),
+              },
+            ],
+          },
+        },
+        { repeat: true, response: { events: [{ type: "text", text: "understood" }] } },
+      ],
+    });
+    const w = world;
+    // The daemon is blocked for 6 s when the request arrives; the hook waits 2 s at most.
+    await w.startDaemon(
+      { FLOOT_GATE_TIMEOUT_MS: "2000" },
+      { "gate:received": { action: "hold", ms: 6_000 } },
+    );
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[slow] run it");
+    const followUp = await w.double.waitForRequest(
+      (request) => request.index > 0 && bodyText(request).includes(id),
+      { timeoutMs: 30_000 },
+    );
+    expect(bodyText(followUp)).toContain("floot: this tool call was NOT run");
+    expect(bodyText(followUp)).toContain("did not record it within 2 s");
+    const done = await w.waitForEnd(turn.id);
+    expect(done.phase, JSON.stringify(done.error)).toBe("completed");
+    expect(existsSync(join(session.workspace, marker))).toBe(false);
+  });
+
   test("a turn that only read is replayed after a crash at its gate; declared effectful, it is not", async () => {
     const readTool = backend === "claude" ? "Read" : "view_image";
     const readInput = (path: string) => (backend === "claude" ? { file_path: path } : { path });
