@@ -173,7 +173,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
               ? Math.floor(random() * 2)
               : 0,
         lines: options.afterEffectLines ?? 1 + Math.floor(random() * 2),
-        delayMs: Math.floor(random() * 6_000),
+        delayMs: Math.floor(random() * 4_000),
         recoveryPoint: random() < 0.5 ? "recovery:fenced" : "recovery:applied",
       };
       const record = await runTrial(world, plan, options.settleTimeoutMs ?? 120_000);
@@ -243,9 +243,9 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
   try {
     await world.startDaemon({}, firstFaults(plan));
     step("start");
-    const session = await world.createSession();
+    const session = await api(world, () => world.createSession());
     const effectsFile = join(session.workspace, effectsFileName);
-    const turn = await world.send(session.id, `${tortureMarker} trial ${plan.trial}`);
+    const turn = await api(world, () => world.send(session.id, `${tortureMarker} trial ${plan.trial}`));
     const seen: TurnEventEnvelope[] = [];
     void world.client.follow(turn.id, 0, (envelope) => seen.push(envelope)).catch(() => {});
 
@@ -326,8 +326,10 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     }
     step("final-check");
   } catch (error) {
-    violate("trial_error", error instanceof Error ? error.message : String(error));
+    const message = error instanceof Error ? error.message : String(error);
+    violate("trial_error", message.includes("(the daemon ") ? message : `${message}${daemonState(world)}`);
     if (world.daemon) await world.killDaemon().catch(() => {});
+    world.daemon = undefined;
   }
   return {
     trial: plan.trial,
@@ -340,6 +342,38 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     ms: Date.now() - startedAt,
     steps,
   };
+}
+
+/**
+ * One API call, tried again while the daemon process still runs: the daemon listens on the same port
+ * after each restart, so a client's pooled keep-alive connection to the killed one fails once
+ * (`fetch failed`). A daemon that has exited is no such case: its state goes into the error.
+ */
+async function api<T>(world: FlootWorld, call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      const child = world.daemon?.process.child;
+      const running = child !== undefined && child.exitCode === null && child.signalCode === null;
+      if (!running || attempt >= 5 || !String(error).includes("not reachable")) {
+        throw new Error(`${error instanceof Error ? error.message : String(error)}${daemonState(world)}`);
+      }
+      await sleep(250 * attempt);
+    }
+  }
+}
+
+/** Whether the current daemon still runs, and if not how it ended and what it last wrote. */
+function daemonState(world: FlootWorld): string {
+  const daemon = world.daemon;
+  if (!daemon) return " (no daemon was running)";
+  const { exitCode, signalCode } = daemon.process.child;
+  const ended = exitCode !== null || signalCode !== null;
+  const tail = daemon.process.stderr().slice(-1_500);
+  return ended
+    ? ` (the daemon ${daemon.process.pid} had exited: code ${exitCode}, signal ${signalCode}; its stderr ends: ${tail})`
+    : ` (the daemon ${daemon.process.pid} was still running; its stderr ends: ${tail.slice(-300)})`;
 }
 
 function describePlan(plan: TrialPlan): string {
@@ -472,7 +506,7 @@ async function waitForTurnEnd(
 async function settle(world: FlootWorld, sessionId: string, timeoutMs: number): Promise<TurnRecord[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const turns = await world.turns(sessionId);
+    const turns = await api(world, () => world.turns(sessionId));
     if (turns.every((turn) => terminalPhases.has(turn.phase)) || Date.now() > deadline) return turns;
     await sleep(250);
   }
