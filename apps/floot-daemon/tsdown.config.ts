@@ -1,7 +1,7 @@
 import { defineConfig, type UserConfig } from "tsdown";
 
-// Two self-contained files: the CLI and daemon, and the MCP shim the CLIs launch (built apart so it
-// shares no chunk and starts fast). Workspace packages and their dependencies are bundled;
+// Self-contained files: the CLI and daemon, the MCP shim and the gate hook the CLIs launch (each built
+// apart so it shares no chunk and starts fast). Workspace packages and their dependencies are bundled;
 // better-sqlite3 is a native addon and stays a runtime dependency.
 const common: UserConfig = {
   outDir: "bundle",
@@ -23,6 +23,13 @@ export default defineConfig([
   { ...common, entry: { floot: "src/main.ts" }, clean: true },
   // The shim uses node builtins only; nothing else it could reach runs code on import.
   { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
+  // The pre-tool gate hook each turn's CLI runs before every tool call: started once per call.
+  {
+    ...common,
+    entry: { "gate-hook": "src/gate-hook-main.ts" },
+    clean: false,
+    treeshake: { moduleSideEffects: false },
+  },
   // The web UI: one browser script (types only from @bridgeworks/protocol, no runtime dependency), its
   // page and stylesheet, served by the daemon from `bundle/ui/`.
   {

@@ -1,6 +1,7 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
-// 100 observers. Prints one JSON document. The CLI is bench/fake-claude.mjs: this measures the daemon.
-import { spawn } from "node:child_process";
+// 100 observers, the pre-tool gate's cost per tool call. Prints one JSON document. The CLI is
+// bench/fake-claude.mjs: this measures the daemon.
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -180,12 +181,54 @@ async function followLatency() {
   return { observers: 100, eventsPerObserver: stats(counts).p50, commitToObserverMs: stats(latencies) };
 }
 
+/**
+ * What the gate adds to each tool call: the hook (a node process) asks the daemon, which commits the
+ * call (fsync) before it answers. Baseline, measured in the same run: `sh -c 'node -e 0'`, the bare
+ * cost of starting the hook's node.
+ */
+async function gateLatency() {
+  const stateDir = join(root, "gate");
+  const log = join(root, "gate.log");
+  const calls = 40;
+  const { child, file } = await startDaemon(stateDir, {
+    FAKE_CLAUDE_TOOL_CALLS: String(calls),
+    FAKE_CLAUDE_GATE_LOG: log,
+  });
+  const call = api(file);
+  const session = await call("POST", "/v1/sessions", { backend: "claude" });
+  const turn = await call("POST", `/v1/sessions/${session.id}/turns`, { prompt: "tools" });
+  const ended = await waitEnded(call, turn.id);
+  await stopDaemon(child);
+  const runs = readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => line.split(" ").map(Number));
+  const admitted = runs.filter(([, status]) => status === 0).length;
+  const baseline = [];
+  for (let i = 0; i < calls; i += 1) {
+    const startedAt = performance.now();
+    spawnSync("/bin/sh", ["-c", `'${process.execPath}' -e 0`]);
+    baseline.push(performance.now() - startedAt);
+  }
+  const gate = stats(runs.map(([ms]) => ms));
+  const bare = stats(baseline);
+  return {
+    calls,
+    admitted,
+    turn: ended.phase,
+    gateMs: gate,
+    bareNodeStartMs: bare,
+    ratioP50: Math.round((gate.p50 / bare.p50) * 100) / 100,
+  };
+}
+
 try {
   const results = {
     node: process.version,
     restartToReady: await restartToReady(),
     acceptToSpawn: await acceptToSpawn(),
     followLatency: await followLatency(),
+    gateLatency: await gateLatency(),
   };
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 } finally {

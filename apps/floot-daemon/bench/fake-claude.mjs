@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 // A stand-in for `claude -p --output-format stream-json`: it measures the daemon, not a model.
-// Prints init, FAKE_CLAUDE_LINES assistant lines FAKE_CLAUDE_GAP_MS apart, then a result.
+// Prints init, FAKE_CLAUDE_LINES assistant lines FAKE_CLAUDE_GAP_MS apart, then a result. With
+// FAKE_CLAUDE_TOOL_CALLS=N it first runs the turn's PreToolUse hook (from its --settings, as Claude
+// Code runs it: `sh -c`, the hook input on stdin) N times, appending each run's ms and exit code to
+// FAKE_CLAUDE_GATE_LOG.
+import { spawnSync } from "node:child_process";
+import { appendFileSync } from "node:fs";
+
 const args = process.argv.slice(2);
 const at = Math.max(args.indexOf("--session-id"), args.indexOf("--resume"));
 const sessionId = at >= 0 ? args[at + 1] : "00000000-0000-4000-8000-000000000000";
@@ -8,8 +14,26 @@ const lines = Number(process.env.FAKE_CLAUDE_LINES ?? 0);
 const gap = Number(process.env.FAKE_CLAUDE_GAP_MS ?? 0);
 const emit = (value) => process.stdout.write(`${JSON.stringify({ ...value, session_id: sessionId })}\n`);
 process.stdin.resume();
+function runGate(index) {
+  const settings = JSON.parse(args[args.indexOf("--settings") + 1]);
+  const hook = settings.hooks.PreToolUse[0].hooks[0];
+  const input = {
+    session_id: sessionId,
+    transcript_path: "/dev/null",
+    cwd: process.cwd(),
+    hook_event_name: "PreToolUse",
+    tool_name: "Bash",
+    tool_input: { command: `echo ${index}` },
+    tool_use_id: `toolu_bench_${index}`,
+  };
+  const startedAt = performance.now();
+  const run = spawnSync("/bin/sh", ["-c", hook.command], { input: JSON.stringify(input) });
+  appendFileSync(process.env.FAKE_CLAUDE_GATE_LOG, `${performance.now() - startedAt} ${run.status}\n`);
+}
+
 process.stdin.on("end", async () => {
   emit({ type: "system", subtype: "init", mcp_servers: [{ name: "floot", status: "connected" }] });
+  for (let i = 0; i < Number(process.env.FAKE_CLAUDE_TOOL_CALLS ?? 0); i += 1) runGate(i);
   for (let i = 0; i < lines; i += 1) {
     if (gap) await new Promise((resolve) => setTimeout(resolve, gap));
     emit({

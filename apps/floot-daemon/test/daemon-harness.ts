@@ -14,13 +14,18 @@ import {
 } from "@bridgeworks/protocol";
 import {
   createIsolatedEnvironment,
+  type FaultHit,
+  type FaultPlan,
+  faultInjection,
   type IsolatedEnvironment,
+  readFaultLog,
   type TrackedProcess,
   waitUntil,
 } from "@bridgeworks/test-harness";
 import { openJournal } from "@bridgeworks/turn-journal";
 import Database from "better-sqlite3";
 import { FlootClient } from "../src/client/api-client.js";
+import { type TracePoint, traceChannelPrefix } from "../src/daemon/trace.js";
 import { journalFileName } from "../src/state-dir.js";
 
 export const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -28,6 +33,15 @@ export const bundlePath = join(appDir, "bundle", "floot.mjs");
 export const shimPath = join(appDir, "bundle", "shim.mjs");
 
 export const modelFor: Record<Backend, string> = { claude: "claude-sonnet-4-5", codex: "gpt-5.1-codex" };
+
+/** Faults to inject into a daemon, by trace point (see src/daemon/trace.ts). */
+export type DaemonFaults = Partial<Record<TracePoint, FaultPlan[string]>>;
+
+export function faultPlanOf(faults: DaemonFaults): FaultPlan {
+  return Object.fromEntries(
+    Object.entries(faults).map(([point, rule]) => [`${traceChannelPrefix}${point}`, rule]),
+  );
+}
 
 export interface DaemonProcess {
   process: TrackedProcess;
@@ -45,6 +59,7 @@ export class FlootWorld {
   readonly env: IsolatedEnvironment;
   readonly stateDir: string;
   readonly runtimeDir: string;
+  readonly faultLog: string;
   daemon: DaemonProcess | undefined;
 
   private constructor(backend: Backend, double: ModelDouble, env: IsolatedEnvironment) {
@@ -53,6 +68,7 @@ export class FlootWorld {
     this.env = env;
     this.stateDir = join(env.root, "state");
     this.runtimeDir = join(env.root, "run");
+    this.faultLog = join(env.root, "faults.jsonl");
   }
 
   static async create(backend: Backend, script: ScriptInput): Promise<FlootWorld> {
@@ -66,12 +82,21 @@ export class FlootWorld {
     return this.daemon.client;
   }
 
-  /** Spawns a daemon; resolves once its daemon.json names it. */
-  async startDaemon(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+  /** Spawns a daemon (with `faults` injected through the test-only preload); resolves once it is ready. */
+  async startDaemon(
+    extraEnv: Record<string, string> = {},
+    faults: DaemonFaults = {},
+  ): Promise<DaemonProcess> {
     const previous = this.readDaemonFile();
-    const process = this.spawnDaemon(extraEnv);
+    const process = this.spawnDaemon(extraEnv, faults);
+    let exit: unknown;
+    void process.exited.then((status) => {
+      exit = status;
+    });
     await waitUntil(
       () => {
+        if (exit !== undefined)
+          throw new Error(`daemon ${process.pid} exited before it was ready: ${JSON.stringify(exit)}`);
         const file = this.readDaemonFile();
         return file !== undefined && file.pid === process.pid && file.generation !== previous?.generation;
       },
@@ -85,10 +110,33 @@ export class FlootWorld {
     return this.daemon;
   }
 
-  spawnDaemon(extraEnv: Record<string, string> = {}): TrackedProcess {
-    return this.env.spawn(process.execPath, [bundlePath, "daemon", "--state", this.stateDir], {
-      env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...extraEnv },
-    });
+  spawnDaemon(extraEnv: Record<string, string> = {}, faults: DaemonFaults = {}): TrackedProcess {
+    const injected =
+      Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
+    return this.env.spawn(
+      process.execPath,
+      [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir],
+      { env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...injected?.env, ...extraEnv } },
+    );
+  }
+
+  /** The faults that fired in this world's daemons, in order. */
+  faultHits(): FaultHit[] {
+    return readFaultLog(this.faultLog);
+  }
+
+  /** Waits for the running daemon to end on its own (e.g. killed by an injected fault). */
+  async daemonExited(timeoutMs = 60_000): Promise<void> {
+    const daemon = this.daemon;
+    if (!daemon) throw new Error("no daemon is running");
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      daemon.process.exited,
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`daemon still running after ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    this.daemon = undefined;
   }
 
   readDaemonFile(): FlootDaemonFile | undefined {
@@ -102,12 +150,16 @@ export class FlootWorld {
   }
 
   /** A turn's journal row read beside the daemon (even a blocked one): phase, pid and spawn marker. */
-  readTurnRow(turnId: string): { phase: string; pid: number | null; spawnMarker: string | null } | undefined {
+  readTurnRow(
+    turnId: string,
+  ): { phase: string; pid: number | null; spawnMarker: string | null; effects: number } | undefined {
     const db = new Database(join(this.stateDir, journalFileName), { readonly: true, fileMustExist: true });
     try {
       return db
-        .prepare("SELECT phase, pid, spawn_marker AS spawnMarker FROM turns WHERE id = ?")
-        .get(turnId) as { phase: string; pid: number | null; spawnMarker: string | null } | undefined;
+        .prepare("SELECT phase, pid, spawn_marker AS spawnMarker, effects FROM turns WHERE id = ?")
+        .get(turnId) as
+        | { phase: string; pid: number | null; spawnMarker: string | null; effects: number }
+        | undefined;
     } finally {
       db.close();
     }
@@ -129,10 +181,11 @@ export class FlootWorld {
     return this.startDaemon(extraEnv);
   }
 
-  async createSession(): Promise<FlootSession> {
+  async createSession(options: Record<string, unknown> = {}): Promise<FlootSession> {
     return this.client.request<FlootSession>("POST", "/v1/sessions", {
       backend: this.backend,
       ...(this.backend === "claude" && { allowedTools: ["Bash"], permissionMode: "dontAsk" }),
+      ...options,
     });
   }
 

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -15,7 +15,7 @@ import type {
   TurnRecord,
 } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import {
   bundlePath,
   commandLineOf,
@@ -27,14 +27,6 @@ import {
 } from "./daemon-harness.js";
 
 const backends: Backend[] = ["claude", "codex"];
-
-beforeAll(() => {
-  // The contract is about the shipped artifact: the daemon runs from the bundle.
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 let world: FlootWorld | undefined;
 
@@ -153,10 +145,12 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       steps: [textReply("[once]", "ONCE")],
     });
     const w = world;
-    await w.startDaemon({ FLOOT_TEST_HOLD_BEFORE_SPAWN_MS: "60000" });
+    // The daemon is held (blocked) the moment the turn starts: accepted, nothing spawned.
+    await w.startDaemon({}, { "turn:starting": { action: "hold" } });
     const session = await w.createSession();
     const turn = await w.send(session.id, "[once] run me");
-    expect((await w.turn(turn.id)).phase).toBe("accepted");
+    await waitUntil(() => w.faultHits().length === 1, 30_000, "the daemon held at turn:starting");
+    expect(w.readTurnRow(turn.id)).toMatchObject({ phase: "accepted", pid: null, spawnMarker: null });
     await w.restartAfterKill();
     const done = await w.waitForEnd(turn.id);
     expect(done.phase).toBe("completed");
@@ -197,7 +191,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       steps: [textReply("[window]", "WINDOW CLOSED", { repeat: true })],
     });
     const w = world;
-    await w.startDaemon({ FLOOT_TEST_HOLD_AFTER_SPAWN_MS: "60000" });
+    // Held (blocked) right after the spawn, before the pid is journaled.
+    await w.startDaemon({}, { "turn:spawned": { action: "hold" } });
     const session = await w.createSession();
     const turn = await w.send(session.id, "[window] run me");
     // The daemon is blocked now; the journal (read beside it) shows the turn spawning with no pid.
@@ -311,7 +306,11 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       await w.restartAfterKill();
       const interrupted = await w.waitForEnd(turn.id);
       expect(interrupted.phase).toBe("interrupted");
-      expect((await w.events(turn.id)).some((e) => e.event.type === "tool.started")).toBe(true);
+      // Recorded before the tool ran: the gate's admission of that very call.
+      const callId = backend === "claude" ? "toolu_marker" : "call_marker";
+      expect(
+        (await w.events(turn.id)).some((e) => e.event.type === "tool.admitted" && e.event.toolId === callId),
+      ).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await w.turns(session.id)).toHaveLength(1);
       expect(readFileSync(marker, "utf8")).toBe("ran\n");

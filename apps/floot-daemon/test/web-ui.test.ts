@@ -1,11 +1,11 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test } from "vitest";
 import { openBrowser, screenshot, type TestBrowser } from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
@@ -13,13 +13,6 @@ import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 // against the model double. Screenshots land in test-results/web-ui/.
 
 const run = promisify(execFile);
-
-beforeAll(() => {
-  execFileSync(process.execPath, [join(bundlePath, "../../node_modules/tsdown/dist/run.mjs")], {
-    cwd: join(bundlePath, "../.."),
-    stdio: "ignore",
-  });
-}, 60_000);
 
 let world: FlootWorld | undefined;
 let browser: TestBrowser | undefined;

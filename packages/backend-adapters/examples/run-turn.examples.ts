@@ -5,6 +5,7 @@ import {
   type McpMount,
   mintSpawnMarker,
   runTurn,
+  type ToolGateSpec,
 } from "@bridgeworks/backend-adapters";
 
 // What the example takes from its surroundings: the daemon's session, journal and MCP mount.
@@ -18,13 +19,14 @@ declare const cwd: string;
 declare const mount: McpMount;
 declare const tools: string[];
 declare const toolTimeoutMs: number;
+declare const gate: ToolGateSpec;
 declare const turnId: string;
 
 //#region run-turn
 const prepared = createCodexAdapter({
   env: session.env,
   configOverrides: session.codexOverrides,
-}).prepareTurn({ prompt, cwd, conversation: session.thread, mcp: { mount, tools, toolTimeoutMs } });
+}).prepareTurn({ prompt, cwd, conversation: session.thread, mcp: { mount, tools, toolTimeoutMs }, gate });
 const spawnMarker = mintSpawnMarker();
 journal.transition(turnId, { phase: "spawning", spawnMarker, conversationId: prepared.conversationId });
 const turn = runTurn(

@@ -18,6 +18,22 @@ export interface McpSpec {
   toolTimeoutMs: number;
 }
 
+/**
+ * The pre-tool gate: a command every tool call of the turn must pass before it runs (a `PreToolUse`
+ * hook, configured in the turn's own CLI arguments, never in the user's files). It exits 0 only once
+ * the daemon has recorded the call; anything else blocks the call.
+ */
+export interface ToolGateSpec {
+  /** Absolute path of the program, e.g. node. */
+  command: string;
+  /** e.g. the hook script; the deadline is appended. */
+  args: readonly string[];
+  /** Put into the CLI's own environment (hooks inherit it), never argv: the turn's socket and token. */
+  env: Readonly<Record<string, string>>;
+  /** How long the hook waits for the daemon before it blocks the call. */
+  deadlineMs: number;
+}
+
 /** The backend conversation a turn continues. */
 export interface ConversationRef {
   id: string;
@@ -39,6 +55,7 @@ export interface TurnSpec {
    */
   conversation?: ConversationRef;
   mcp?: McpSpec;
+  gate?: ToolGateSpec;
 }
 
 /** Everything needed to spawn one turn; built before spawning so the daemon can journal it first. */
@@ -84,6 +101,11 @@ export interface StreamTranslator {
 
 export interface BackendAdapter {
   readonly backend: Backend;
+  /**
+   * Tools (as the CLI's pre-tool hook names them) that only read, so calling them is no effect: the
+   * default a session may replace.
+   */
+  readonly effectFreeTools: readonly string[];
   prepareTurn(turn: TurnSpec): PreparedTurn;
 }
 
@@ -95,6 +117,11 @@ export const TurnErrorCode = {
   sessionInUse: "session_in_use",
   bridgeUnavailable: "bridge_unavailable",
   cliCrashed: "cli_crashed",
+  /** stdout carried a line longer than the CLI core reads (a flood, not stream-json). */
+  outputTooLarge: "cli_output_too_large",
+  cliNotFound: "cli_not_found",
+  cliNotExecutable: "cli_not_executable",
+  cliSpawnFailed: "cli_spawn_failed",
 } as const;
 export type TurnErrorCode = (typeof TurnErrorCode)[keyof typeof TurnErrorCode];
 

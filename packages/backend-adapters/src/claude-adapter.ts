@@ -1,10 +1,11 @@
 import { randomUUID as nodeRandomUUID } from "node:crypto";
 import { existsSync, realpathSync } from "node:fs";
-import type { BackendAdapter, McpSpec, PreparedTurn, TurnSpec } from "./backend-adapter.js";
+import type { BackendAdapter, McpSpec, PreparedTurn, ToolGateSpec, TurnSpec } from "./backend-adapter.js";
 import { claudeConfigDir, claudeTranscriptPath } from "./claude-transcript.js";
 import { createClaudeTranslator } from "./claude-translator.js";
 import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
 import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
+import { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
 
 export interface ClaudeFileSystem {
   exists(path: string): boolean;
@@ -26,9 +27,15 @@ export interface ClaudeAdapterOptions {
   allowedTools?: readonly string[];
   /** Appended to the argv as given, e.g. `--permission-mode dontAsk`. */
   extraArgs?: readonly string[];
+  /** Said when the command cannot be found or run; default: how to install Claude Code with npm. */
+  installHint?: string;
   fs?: ClaudeFileSystem;
   randomUUID?: () => string;
 }
+
+/** Claude Code's tools that only read (2.1.332): calling them is no effect. */
+export const claudeEffectFreeTools: readonly string[] = ["Read", "Grep", "Glob", "LS"];
+export const claudeInstallHint = "Install Claude Code with: npm install -g @anthropic-ai/claude-code";
 
 const nodeFileSystem: ClaudeFileSystem = { exists: existsSync, realpath: (path) => realpathSync(path) };
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,6 +44,8 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * One `claude -p` per turn. The prompt goes to stdin as one stream-json user message (no argv length
  * limit, and `--allowedTools` is variadic: a prompt after it would be read as a tool name). The
  * session UUID is the daemon's: `--session-id` while no transcript exists, `--resume` once one does.
+ * A `gate` becomes a `PreToolUse` hook in the turn's own `--settings` (never without hooks: `--bare`
+ * would skip it).
  */
 export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BackendAdapter {
   const command = options.command ?? "claude";
@@ -45,6 +54,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
 
   return {
     backend: "claude",
+    effectFreeTools: claudeEffectFreeTools,
     prepareTurn(turn: TurnSpec): PreparedTurn {
       const sessionId = turn.conversation?.id ?? randomUUID();
       if (!uuidPattern.test(sessionId))
@@ -54,6 +64,7 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
         options.env,
         turn.mcp && { MCP_TOOL_TIMEOUT: String(checkedToolTimeoutMs(turn.mcp)) },
         turn.mcp?.mount.env,
+        turn.gate?.env,
       );
       const transcript = claudeTranscriptPath(claudeConfigDir(env), fs.realpath(turn.cwd), sessionId);
       const resuming = turn.conversation?.established === true || fs.exists(transcript);
@@ -64,11 +75,19 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
       if (options.model !== undefined) args.push("--model", options.model);
       const allowedTools = [...(turn.mcp ? mcpArgs(turn.mcp, args) : []), ...(options.allowedTools ?? [])];
       if (allowedTools.length > 0) args.push("--allowedTools", allowedTools.join(","));
+      if (turn.gate) args.push("--settings", JSON.stringify(gateSettings(turn.gate)));
       args.push(...(options.extraArgs ?? []));
 
       return {
         backend: "claude",
-        launch: { command, args, cwd: turn.cwd, env, stdin: userMessageLine(turn.prompt) },
+        launch: {
+          command,
+          args,
+          cwd: turn.cwd,
+          env,
+          stdin: userMessageLine(turn.prompt),
+          installHint: options.installHint ?? claudeInstallHint,
+        },
         conversationId: sessionId,
         resuming,
         translator: createClaudeTranslator({
@@ -92,6 +111,21 @@ function mcpArgs(spec: McpSpec, args: string[]): string[] {
   const server = { type: "stdio", command, args: mountArgs, ...(envByReference && { env: envByReference }) };
   args.push("--mcp-config", JSON.stringify({ mcpServers: { [name]: server } }), "--strict-mcp-config");
   return checkedToolNames(spec).map((tool) => `mcp__${name}__${tool}`);
+}
+
+/**
+ * The turn's own settings: a `PreToolUse` hook on every tool (`"*"`) that blocks the call when it
+ * fails (`onFailure`; without it a failing hook lets the call run), and hooks on even if the user's
+ * settings turn them all off (flag settings win over user and project settings). Measured with 2.1.332.
+ */
+function gateSettings(gate: ToolGateSpec) {
+  const hook = {
+    type: "command",
+    command: gateHookShellCommand(gate),
+    timeout: gateHookTimeoutSeconds(gate),
+    onFailure: "block",
+  };
+  return { disableAllHooks: false, hooks: { PreToolUse: [{ matcher: "*", hooks: [hook] }] } };
 }
 
 function userMessageLine(prompt: string): string {

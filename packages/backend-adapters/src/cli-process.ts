@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn as nodeSpawn, type SpawnOptions } from "node:child_process";
 import type { SpawnMarker } from "@bridgeworks/protocol";
-import { LineSplitter } from "./line-splitter.js";
+import { TurnErrorCode } from "./backend-adapter.js";
+import { findExecutable } from "./executable.js";
+import { LineSplitter, LineTooLongError } from "./line-splitter.js";
 import {
   type ProcessIdentity,
   type ProcessStatusReader,
@@ -21,6 +23,8 @@ export interface CliLaunch {
    * its children can be found by `findProcessesBySpawnMarker` even if its pid was never recorded.
    */
   spawnMarker?: SpawnMarker;
+  /** Appended to the error when the command cannot be found or run, e.g. how to install it. */
+  installHint?: string;
 }
 
 export interface CliExit {
@@ -28,6 +32,24 @@ export interface CliExit {
   signal: NodeJS.Signals | null;
   /** The last stderr the process wrote, for error messages. */
   stderrTail: string;
+  /** Set when stdout carried a line longer than the limit: the process group was ended then. */
+  lineTooLong?: { limitBytes: number };
+}
+
+export type CliStartErrorCode =
+  | typeof TurnErrorCode.cliNotFound
+  | typeof TurnErrorCode.cliNotExecutable
+  | typeof TurnErrorCode.cliSpawnFailed;
+
+/** The CLI could not be started; `code` says why, the message names the command and what to do. */
+export class CliStartError extends Error {
+  override readonly name = "CliStartError";
+  constructor(
+    readonly code: CliStartErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface CliProcessHooks {
@@ -49,16 +71,23 @@ export interface RunningCli {
 export interface CliProcessDeps {
   spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
   readProcessStatus?: ProcessStatusReader;
+  /** The longest stdout line read (default `defaultMaxLineBytes`, 8 MiB); a longer one ends the CLI. */
+  maxLineBytes?: number;
 }
 
 const stderrTailBytes = 4_096;
 
-/** Starts a CLI in its own process group and hands its stdout to `hooks.onLine` line by line. */
+/**
+ * Starts a CLI in its own process group and hands its stdout to `hooks.onLine` line by line. Throws a
+ * `CliStartError` when the command cannot be found, run or started; the failed spawn's own `error`
+ * event is handled, so it never reaches the caller's process as an uncaught error.
+ */
 export function startCliProcess(
   launch: CliLaunch,
   hooks: CliProcessHooks,
   deps: CliProcessDeps = {},
 ): RunningCli {
+  assertRunnable(launch);
   const spawn = deps.spawn ?? nodeSpawn;
   const child = spawn(launch.command, launch.args, {
     cwd: launch.cwd,
@@ -69,10 +98,21 @@ export function startCliProcess(
     detached: true,
     stdio: ["pipe", "pipe", "pipe"],
   });
-  const pid = child.pid;
-  if (pid === undefined) {
-    throw new Error(`could not start ${launch.command}`);
+  // Attached before anything can throw: an unheard `error` event (spawn ENOENT, EACCES) would end
+  // the whole caller's process.
+  let spawnError: Error | undefined;
+  child.on("error", (error) => {
+    spawnError = error;
+  });
+  const spawnedPid = child.pid;
+  if (spawnedPid === undefined) {
+    child.stdin?.on("error", () => {});
+    throw new CliStartError(
+      TurnErrorCode.cliSpawnFailed,
+      `${launch.command} could not be started in ${launch.cwd}${hintOf(launch)}`,
+    );
   }
+  const pid: number = spawnedPid;
   // Read before anything can reap the child; a process that already exited is still a zombie here.
   const status = (deps.readProcessStatus ?? readProcessStatus)(pid);
   if (status === undefined)
@@ -86,10 +126,24 @@ export function startCliProcess(
     throw error;
   }
 
-  const splitter = new LineSplitter();
+  const splitter = new LineSplitter(
+    deps.maxLineBytes === undefined ? {} : { maxLineBytes: deps.maxLineBytes },
+  );
   let stderrTail = "";
+  let lineTooLong: CliExit["lineTooLong"];
   child.stdout?.on("data", (chunk: Buffer) => {
-    for (const line of splitter.push(chunk)) hooks.onLine(line);
+    if (lineTooLong !== undefined) return;
+    let lines: readonly string[];
+    try {
+      lines = splitter.push(chunk);
+    } catch (error) {
+      if (!(error instanceof LineTooLongError)) throw error;
+      lineTooLong = { limitBytes: error.limitBytes };
+      lines = error.linesBefore;
+      // Nothing more of this stream can be read as lines: end the CLI rather than buffer without bound.
+      void stop();
+    }
+    for (const line of lines) hooks.onLine(line);
   });
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderrTail = (stderrTail + chunk).slice(-stderrTailBytes);
@@ -99,27 +153,49 @@ export function startCliProcess(
   child.stdin?.on("error", () => {});
 
   const exited = new Promise<CliExit>((resolve) => {
-    let spawnError: Error | undefined;
-    child.on("error", (error) => {
-      spawnError = error;
-    });
     child.on("close", (code, signal) => {
-      for (const line of splitter.end()) hooks.onLine(line);
-      resolve({ code, signal, stderrTail: spawnError ? `${spawnError.message}\n${stderrTail}` : stderrTail });
+      if (lineTooLong === undefined) for (const line of splitter.end()) hooks.onLine(line);
+      resolve({
+        code,
+        signal,
+        stderrTail: spawnError ? `${spawnError.message}\n${stderrTail}` : stderrTail,
+        ...(lineTooLong !== undefined && { lineTooLong }),
+      });
     });
   });
 
-  return {
-    identity,
-    exited,
-    async stop(graceMs = 2_000) {
-      signalProcessGroup(pid, "SIGTERM");
-      const timer = setTimeout(() => signalProcessGroup(pid, "SIGKILL"), graceMs);
-      const exit = await exited;
-      clearTimeout(timer);
-      // The leader may be gone while a child it started (an MCP shim) is still in the group.
-      signalProcessGroup(pid, "SIGKILL");
-      return exit;
-    },
-  };
+  async function stop(graceMs = 2_000): Promise<CliExit> {
+    signalProcessGroup(pid, "SIGTERM");
+    const timer = setTimeout(() => signalProcessGroup(pid, "SIGKILL"), graceMs);
+    const exit = await exited;
+    clearTimeout(timer);
+    // The leader may be gone while a child it started (an MCP shim) is still in the group.
+    signalProcessGroup(pid, "SIGKILL");
+    return exit;
+  }
+
+  return { identity, exited, stop };
+}
+
+/** Refuses, before spawning, a command that is not there or may not be run, saying where it looked. */
+function assertRunnable(launch: CliLaunch): void {
+  const found = findExecutable(launch.command, launch.env.PATH, launch.cwd);
+  if (found.found) return;
+  if (found.reason === "not_executable") {
+    throw new CliStartError(
+      TurnErrorCode.cliNotExecutable,
+      `${launch.command} cannot be run: ${found.path} is not an executable file${hintOf(launch)}`,
+    );
+  }
+  const where = launch.command.includes("/")
+    ? `${launch.command} does not exist`
+    : `no executable named "${launch.command}" on PATH (${launch.env.PATH ?? "PATH is not set"})`;
+  throw new CliStartError(
+    TurnErrorCode.cliNotFound,
+    `${launch.command} was not found: ${where}${hintOf(launch)}`,
+  );
+}
+
+function hintOf(launch: CliLaunch): string {
+  return launch.installHint === undefined ? "" : `. ${launch.installHint}`;
 }

@@ -7,12 +7,19 @@ export {
   type McpSpec,
   type PreparedTurn,
   type StreamTranslator,
+  type ToolGateSpec,
   type TranslatedLine,
   TurnErrorCode,
   type TurnOutcome,
   type TurnSpec,
 } from "./backend-adapter.js";
-export { type ClaudeAdapterOptions, type ClaudeFileSystem, createClaudeAdapter } from "./claude-adapter.js";
+export {
+  type ClaudeAdapterOptions,
+  type ClaudeFileSystem,
+  claudeEffectFreeTools,
+  claudeInstallHint,
+  createClaudeAdapter,
+} from "./claude-adapter.js";
 export { claudeConfigDir, claudeProjectDirName, claudeTranscriptPath } from "./claude-transcript.js";
 export { type ClaudeTranslatorOptions, createClaudeTranslator } from "./claude-translator.js";
 export {
@@ -20,12 +27,25 @@ export {
   type CliLaunch,
   type CliProcessDeps,
   type CliProcessHooks,
+  CliStartError,
+  type CliStartErrorCode,
   type RunningCli,
   startCliProcess,
 } from "./cli-process.js";
-export { type CodexAdapterOptions, createCodexAdapter } from "./codex-adapter.js";
+export {
+  type CodexAdapterOptions,
+  codexEffectFreeTools,
+  codexInstallHint,
+  createCodexAdapter,
+} from "./codex-adapter.js";
 export { type CodexTranslatorOptions, createCodexTranslator } from "./codex-translator.js";
-export { LineSplitter } from "./line-splitter.js";
+export { type ExecutableLookup, findExecutable } from "./executable.js";
+export {
+  defaultMaxLineBytes,
+  LineSplitter,
+  type LineSplitterOptions,
+  LineTooLongError,
+} from "./line-splitter.js";
 export {
   type FenceOptions,
   type FenceOutcome,
@@ -47,3 +67,4 @@ export {
   readProcessTable,
   spawnMarkerVariable,
 } from "./spawn-marker.js";
+export { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";

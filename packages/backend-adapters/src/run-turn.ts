@@ -1,5 +1,5 @@
 import { type BackendEvent, effectsOfEvent, type TurnEffect, type TurnError } from "@bridgeworks/protocol";
-import type { PreparedTurn, TurnOutcome } from "./backend-adapter.js";
+import { type PreparedTurn, TurnErrorCode, type TurnOutcome } from "./backend-adapter.js";
 import { type CliExit, type CliProcessDeps, type RunningCli, startCliProcess } from "./cli-process.js";
 import type { ProcessIdentity } from "./process-identity.js";
 
@@ -82,7 +82,17 @@ export function runTurn(prepared: PreparedTurn, hooks: RunTurnHooks, deps: CliPr
     const outcome: TurnOutcome =
       aborted !== undefined
         ? { phase: "failed", error: aborted }
-        : translator.classify(exit, { stopRequested });
+        : exit.lineTooLong !== undefined
+          ? {
+              phase: "failed",
+              error: {
+                code: TurnErrorCode.outputTooLarge,
+                message:
+                  `${prepared.launch.command} wrote a line of output longer than ` +
+                  `${exit.lineTooLong.limitBytes} bytes; the turn was stopped`,
+              },
+            }
+          : translator.classify(exit, { stopRequested });
     return { outcome, exit, effects: [...effects], conversationId };
   });
 

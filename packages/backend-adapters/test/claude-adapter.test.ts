@@ -28,6 +28,55 @@ const baseEnv = {
   UNSET: undefined,
 };
 
+const gate = {
+  command: "/opt/node's/bin/node",
+  args: ["/srv/floot/gate-hook.mjs"],
+  env: { FLOOT_MCP_SOCKET: "/state/bridges/g3/mcp.sock", FLOOT_MCP_TOKEN: "f".repeat(64) },
+  deadlineMs: 30_000,
+};
+
+describe("the pre-tool gate in the turn's own settings", () => {
+  test("a PreToolUse hook on every tool that blocks when it fails, hooks forced on; the token only in env", () => {
+    const { fs } = fakeFs();
+    const prepared = createClaudeAdapter({ baseEnv, fs }).prepareTurn({
+      prompt: "p",
+      cwd: "/w",
+      conversation: { id: sessionId, established: false },
+      gate,
+    });
+    const { args, env } = prepared.launch;
+    expect(args).not.toContain("--bare");
+    const settings = JSON.parse(args[args.indexOf("--settings") + 1]!);
+    expect(settings).toEqual({
+      disableAllHooks: false,
+      hooks: {
+        PreToolUse: [
+          {
+            matcher: "*",
+            hooks: [
+              {
+                type: "command",
+                command:
+                  `NODE_OPTIONS= '/opt/node'\\''s/bin/node' '/srv/floot/gate-hook.mjs' '30000'; s=$?; ` +
+                  `if [ "$s" -ne 0 ] && [ "$s" -ne 2 ]; then echo "floot: this tool call was NOT run: the ` +
+                  `gate hook failed (exit $s)" >&2; exit 2; fi; exit $s`,
+                timeout: 60,
+                onFailure: "block",
+              },
+            ],
+          },
+        ],
+      },
+    });
+    expect(env).toMatchObject(gate.env);
+    expect(args.join(" ")).not.toContain(gate.env.FLOOT_MCP_TOKEN);
+  });
+
+  test("declares Read, Grep, Glob and LS effect-free", () => {
+    expect(createClaudeAdapter().effectFreeTools).toEqual(["Read", "Grep", "Glob", "LS"]);
+  });
+});
+
 describe("Claude Code argv and environment", () => {
   test("first turn: --session-id, prompt as one stream-json line on stdin, the user's environment", () => {
     const { fs, checked } = fakeFs();
@@ -56,6 +105,7 @@ describe("Claude Code argv and environment", () => {
         type: "user",
         message: { role: "user", content: [{ type: "text", text: "hello --not-a-flag" }] },
       })}\n`,
+      installHint: "Install Claude Code with: npm install -g @anthropic-ai/claude-code",
     });
   });
 

@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import {
+  CliStartError,
   fenceProcess,
   isSameProcess,
   type ProcessIdentity,
@@ -69,6 +72,87 @@ describe("CLI process core", () => {
     expect(isAlive(grandchild)).toBe(true);
     await cli.stop(200);
     await waitFor(() => !isAlive(grandchild));
+    expect(isSameProcess(cli.identity)).toBe(false);
+  });
+});
+
+describe("a CLI that cannot run never takes its caller down", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const startOf =
+    (command: string, env: Record<string, string>, cwd = process.cwd()) =>
+    () =>
+      startCliProcess(
+        { command, args: [], cwd, env, installHint: "Install it with: npm install -g the-cli" },
+        { onSpawned: () => {}, onLine: () => {} },
+      );
+  // Node emits a failed spawn's `error` event on a later tick: an unheard one is an uncaught
+  // exception in the caller (vitest reports it and fails the run). Give it that tick.
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+  test("a command on no PATH entry: cli_not_found naming the command, the PATH and how to install it", async () => {
+    const start = startOf("floot-no-such-cli", { PATH: "/nonexistent/bin:/usr/bin" });
+    expect(start).toThrow(CliStartError);
+    expect(start).toThrow(
+      expect.objectContaining({
+        code: "cli_not_found",
+        message:
+          'floot-no-such-cli was not found: no executable named "floot-no-such-cli" on PATH ' +
+          "(/nonexistent/bin:/usr/bin). Install it with: npm install -g the-cli",
+      }),
+    );
+    await settle();
+  });
+
+  test("a file that may not be executed: cli_not_executable naming it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cli-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "the-cli"), "#!/bin/sh\necho hi\n");
+    chmodSync(join(dir, "the-cli"), 0o644);
+    expect(startOf("the-cli", { PATH: dir })).toThrow(
+      expect.objectContaining({
+        code: "cli_not_executable",
+        message: expect.stringContaining(`${join(dir, "the-cli")} is not an executable file`),
+      }),
+    );
+    expect(startOf(join(dir, "missing"), { PATH: dir })).toThrow(
+      expect.objectContaining({ code: "cli_not_found", message: expect.stringContaining("does not exist") }),
+    );
+    await settle();
+  });
+
+  test("a working directory that is gone: cli_spawn_failed, and its spawn error is heard", async () => {
+    expect(startOf("sh", { PATH: process.env.PATH ?? "/bin" }, "/nonexistent/workspace")).toThrow(
+      expect.objectContaining({
+        code: "cli_spawn_failed",
+        message: expect.stringContaining("/nonexistent/workspace"),
+      }),
+    );
+    await settle();
+  });
+
+  test("a 50 MB line: the lines before it are read, the process group is ended, the exit says why", async () => {
+    const lines: string[] = [];
+    const cli = startCliProcess(
+      {
+        command: process.execPath,
+        args: [
+          "-e",
+          'process.stdout.write("first\\n"); const chunk = "x".repeat(1 << 20); ' +
+            "for (let i = 0; i < 50; i++) process.stdout.write(chunk); setInterval(() => {}, 1000);",
+        ],
+        cwd: process.cwd(),
+        env: { PATH: process.env.PATH ?? "/bin" },
+      },
+      { onSpawned: () => {}, onLine: (line) => lines.push(line) },
+      { maxLineBytes: 4 * 1024 * 1024 },
+    );
+    started.push(cli);
+    const exit = await cli.exited;
+    expect(exit).toMatchObject({ signal: "SIGTERM", lineTooLong: { limitBytes: 4 * 1024 * 1024 } });
+    expect(lines).toEqual(["first"]);
     expect(isSameProcess(cli.identity)).toBe(false);
   });
 });

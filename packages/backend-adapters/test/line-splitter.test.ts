@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { LineSplitter } from "../src/index.js";
+import { LineSplitter, LineTooLongError } from "../src/index.js";
 
 describe("line splitter", () => {
   test("splits on newline only, keeping U+2028 and U+2029 inside a line", () => {
@@ -21,5 +21,30 @@ describe("line splitter", () => {
     expect(splitter.push("a\r\n\r\nb")).toEqual(["a"]);
     expect(splitter.end()).toEqual(["b"]);
     expect(splitter.end()).toEqual([]);
+  });
+});
+
+describe("line limit", () => {
+  test("a line longer than maxLineBytes throws, keeping the complete lines before it", () => {
+    const splitter = new LineSplitter({ maxLineBytes: 8 });
+    expect(splitter.push("12345678\nabc")).toEqual(["12345678"]);
+    let thrown: unknown;
+    try {
+      splitter.push("defghi\nlast");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(LineTooLongError);
+    expect(thrown).toMatchObject({ limitBytes: 8, linesBefore: [] });
+    const other = new LineSplitter({ maxLineBytes: 4 });
+    expect(() => other.push("ok\nfine\ntoo long")).toThrow(
+      expect.objectContaining({ name: "LineTooLongError", linesBefore: ["ok", "fine"] }),
+    );
+  });
+
+  test("the limit counts bytes, not characters", () => {
+    const splitter = new LineSplitter({ maxLineBytes: 4 });
+    expect(splitter.push("éé\n")).toEqual(["éé"]);
+    expect(() => splitter.push("ééé\n")).toThrow(LineTooLongError);
   });
 });

@@ -123,4 +123,36 @@ describe("runTurn", () => {
     expect(log.slice(1)).toEqual(["backend.started"]);
     expect(isSameProcess(turn.identity)).toBe(false);
   });
+
+  test("a CLI flooding stdout with one endless line fails the turn as cli_output_too_large", async () => {
+    const turn = runTurn(
+      scripted(
+        "cat codex/text.jsonl; head -c 30000000 /dev/zero | tr '\\0' x; exec sleep 30",
+        createCodexTranslator(),
+      ),
+      { onEvent: () => {} },
+      { maxLineBytes: 1024 * 1024 },
+    );
+    running.push(turn);
+    const result = await turn.result;
+    expect(result.outcome).toEqual({
+      phase: "failed",
+      error: {
+        code: "cli_output_too_large",
+        message: "sh wrote a line of output longer than 1048576 bytes; the turn was stopped",
+      },
+    });
+    expect(isSameProcess(turn.identity)).toBe(false);
+  });
+
+  test("a CLI that exits at once, saying nothing, fails as cli_crashed naming its exit", async () => {
+    const turn = runTurn(scripted("echo 'boom: no config' >&2; exit 3", createClaudeTranslator()), {
+      onEvent: () => {},
+    });
+    running.push(turn);
+    expect((await turn.result).outcome).toEqual({
+      phase: "failed",
+      error: { code: "cli_crashed", message: "claude exited with code 3: boom: no config (no result line)" },
+    });
+  });
 });

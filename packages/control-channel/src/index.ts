@@ -27,6 +27,7 @@ export {
   type CodexMcpOverrides,
   claudeMcpConfig,
   codexMcpOverrides,
+  defaultGateHookScriptPath,
   defaultShimCommand,
   defaultShimScriptPath,
   type McpStdioMount,
@@ -100,4 +101,22 @@ export {
   type WriteRunFileOptions,
   writeRunFile,
 } from "./run-file.js";
+export {
+  maxAnswerBytes,
+  maxRequestBytes,
+  requestChannelName,
+  type SendSocketRequestOptions,
+  type SocketRequestHandler,
+  type SocketRequestResult,
+  sendSocketRequest,
+  serveSocketRequest,
+} from "./socket-request.js";
 export { mintToken, type RandomBytes, tokensEqual } from "./token.js";
+export {
+  defaultToolGateDeadlineMs,
+  maxHookInputBytes,
+  runToolGateHook,
+  ToolGateHookExit,
+  type ToolGateHookOptions,
+  toolGateHookMain,
+} from "./tool-gate-hook.js";

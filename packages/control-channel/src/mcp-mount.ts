@@ -33,6 +33,12 @@ export function defaultShimScriptPath(): string {
   return join(packageRoot, "dist", "shim.js");
 }
 
+/** This package's compiled gate hook: `<package>/dist/gate-hook.js` (see `runToolGateHook`). */
+export function defaultGateHookScriptPath(): string {
+  const packageRoot = dirname(dirname(fileURLToPath(import.meta.url)));
+  return join(packageRoot, "dist", "gate-hook.js");
+}
+
 export function defaultShimCommand(): ShimCommand {
   return { node: process.execPath, script: defaultShimScriptPath() };
 }

@@ -6,6 +6,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { hasErrnoCode } from "./errno.js";
 import { SocketTransport } from "./mcp-socket-transport.js";
 import { ensureRunDir } from "./run-dir.js";
+import { requestChannelName, type SocketRequestHandler, serveSocketRequest } from "./socket-request.js";
 
 /** The socket's name inside a generation dir. */
 export const mcpSocketName = "mcp.sock";
@@ -60,7 +61,8 @@ export type McpRefusalReason =
   | "hello-too-long"
   | "hello-timeout"
   | "closing"
-  | "server-failed";
+  | "server-failed"
+  | "no-request-channel";
 
 export interface McpSocketServerOptions<Context> {
   /** The generation's own dir, e.g. `<state>/bridges/g<gen>` (see `bridgeGenerationDir`); made 0700. */
@@ -71,6 +73,12 @@ export interface McpSocketServerOptions<Context> {
   /** Maps a token to its turn; `undefined` refuses it. Compare in constant time (see `TurnTokenRegistry`). */
   authorize: (token: string) => Context | undefined;
   helloTimeoutMs?: number;
+  /**
+   * Answers a one-shot request (a token line naming `"channel": "request"`, then one JSON line; see
+   * `sendSocketRequest`) with the context `authorize` gave its token. Without it such a connection is
+   * refused.
+   */
+  handleRequest?: SocketRequestHandler<Context>;
   onEvent?: (event: McpSocketEvent) => void;
 }
 
@@ -206,11 +214,12 @@ export async function startMcpSocketServer<Context>(
         refuse(connection, "hello-too-long");
         return;
       }
-      const token = parseHello(buffered.subarray(0, newline));
-      if (token === undefined) {
+      const hello = parseHello(buffered.subarray(0, newline));
+      if (hello === undefined) {
         refuse(connection, "malformed-hello");
         return;
       }
+      const { token } = hello;
       let context: Context | undefined;
       try {
         context = options.authorize(token);
@@ -222,10 +231,30 @@ export async function startMcpSocketServer<Context>(
         refuse(connection, "unauthorized");
         return;
       }
+      if (hello.channel === requestChannelName) {
+        answerRequest(connection, context, buffered.subarray(newline + 1));
+        return;
+      }
       serve(connection, context, buffered.subarray(newline + 1));
     };
     socket.on("data", onData);
     socket.resume();
+  }
+
+  function answerRequest(connection: Connection, context: Context, initialData: Buffer): void {
+    const handler = options.handleRequest;
+    if (handler === undefined || closing) {
+      refuse(connection, handler === undefined ? "no-request-channel" : "closing");
+      return;
+    }
+    connection.context = context;
+    serveSocketRequest(connection.socket, {
+      context,
+      initialData,
+      handler,
+      timeoutMs: helloTimeoutMs,
+      onError: (message) => emit({ type: "error", generation, message: `request: ${message}` }),
+    });
   }
 
   function serve(connection: Connection, context: Context, initialData: Buffer): void {
@@ -279,7 +308,7 @@ export async function startMcpSocketServer<Context>(
     closeConnectionsOf(context) {
       let count = 0;
       for (const connection of connections) {
-        if (connection.server === undefined || connection.context !== context) continue;
+        if (connection.context === undefined || connection.context !== context) continue;
         connection.socket.destroy();
         count += 1;
       }
@@ -306,7 +335,7 @@ export async function startMcpSocketServer<Context>(
   };
 }
 
-function parseHello(line: Buffer): string | undefined {
+function parseHello(line: Buffer): { token: string; channel: string | undefined } | undefined {
   let value: unknown;
   try {
     value = JSON.parse(line.toString("utf8"));
@@ -314,8 +343,10 @@ function parseHello(line: Buffer): string | undefined {
     return undefined;
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const token = (value as { token?: unknown }).token;
-  return typeof token === "string" && token.length > 0 ? token : undefined;
+  const { token, channel } = value as { token?: unknown; channel?: unknown };
+  if (typeof token !== "string" || token.length === 0) return undefined;
+  if (channel !== undefined && channel !== requestChannelName) return undefined;
+  return { token, channel };
 }
 
 /**

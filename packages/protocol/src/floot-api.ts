@@ -43,6 +43,12 @@ export const FlootSessionOptions = z.strictObject({
   allowedTools: z.array(z.string().regex(/^[A-Za-z0-9_*():., -]+$/, "not a tool name")).optional(),
   /** Claude Code only: `--permission-mode`. */
   permissionMode: z.enum(["default", "acceptEdits", "dontAsk", "plan", "bypassPermissions"]).optional(),
+  /**
+   * Tools (as the CLI's pre-tool hook names them) whose calls have no effect, so a turn that called
+   * only these can be replayed after a restart. Replaces the backend's default list (Claude Code:
+   * `Read`, `Grep`, `Glob`, `LS` and the daemon's MCP tools marked `readOnlyHint`).
+   */
+  effectFreeTools: z.array(z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "not a tool name")).optional(),
 });
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
 
@@ -58,6 +64,8 @@ export const FlootSession = z.strictObject({
   codexConfig: z.array(z.string()).optional(),
   allowedTools: z.array(z.string()).optional(),
   permissionMode: FlootSessionOptions.shape.permissionMode,
+  /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
+  effectFreeTools: z.array(z.string()),
 });
 export type FlootSession = z.infer<typeof FlootSession>;
 

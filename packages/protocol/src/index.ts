@@ -8,4 +8,5 @@ export * from "./issues.js";
 export * from "./log.js";
 export * from "./pi-session.js";
 export * from "./secret.js";
+export * from "./tool-gate.js";
 export * from "./turn.js";

@@ -157,11 +157,18 @@ export type AssistantTextEvent = z.infer<typeof AssistantTextEvent>;
 export const ReasoningEvent = z.strictObject({ type: z.literal("reasoning"), text: Text });
 export type ReasoningEvent = z.infer<typeof ReasoningEvent>;
 
+/**
+ * Marks a tool the session declared effect-free (it only reads, e.g. Claude Code's `Read`): its start
+ * proves no effect, so a turn that only read can still be replayed. Present only when true.
+ */
+const EffectFree = z.literal(true).optional();
+
 export const ToolStartedEvent = z.strictObject({
   type: z.literal("tool.started"),
   toolId: z.string().min(1, "toolId must not be empty"),
   name: z.string().min(1, "tool name must not be empty"),
   input: z.json(),
+  effectFree: EffectFree,
 });
 export type ToolStartedEvent = z.infer<typeof ToolStartedEvent>;
 
@@ -228,6 +235,20 @@ export const SecretResolvedEvent = z.strictObject({
 });
 export type SecretResolvedEvent = z.infer<typeof SecretResolvedEvent>;
 
+/**
+ * The pre-tool gate admitted a tool call: committed (synchronous=FULL) before the CLI's hook was
+ * answered, so before the tool could run. `inputPreview` is the call's input as JSON text, cut to
+ * `toolGateInputPreviewChars`.
+ */
+export const ToolAdmittedEvent = z.strictObject({
+  type: z.literal("tool.admitted"),
+  toolId: z.string().min(1, "toolId must not be empty"),
+  name: z.string().min(1, "tool name must not be empty"),
+  inputPreview: z.string(),
+  effectFree: EffectFree,
+});
+export type ToolAdmittedEvent = z.infer<typeof ToolAdmittedEvent>;
+
 export const PhaseEvent = z.strictObject({
   type: z.literal("phase"),
   phase: TurnPhase.exclude(["completed", "failed", "cancelled", "interrupted"]),
@@ -246,6 +267,7 @@ export type TerminalEvent = z.infer<typeof TerminalEvent>;
 export const JournalEvent = z.discriminatedUnion("type", [
   SecretRequestedEvent,
   SecretResolvedEvent,
+  ToolAdmittedEvent,
   PhaseEvent,
   TerminalEvent,
 ]);
@@ -290,7 +312,10 @@ export type TurnTransition = z.infer<typeof TurnTransition>;
 
 const noEffects: readonly TurnEffect[] = [];
 
-/** Which effects each event type proves; the journal records them in the same transaction as the event. */
+/**
+ * Which effects each event type proves; the journal records them in the same transaction as the event.
+ * A `tool.started` or `tool.admitted` marked `effectFree` proves none (see `effectsOfEvent`).
+ */
 export const turnEventEffects: Readonly<Record<TurnEventType, readonly TurnEffect[]>> = {
   "backend.started": noEffects,
   "assistant.delta": ["assistant_text"],
@@ -298,6 +323,8 @@ export const turnEventEffects: Readonly<Record<TurnEventType, readonly TurnEffec
   reasoning: noEffects,
   // requestSecret is itself a tool call: a human has been asked, so a blind replay would ask again.
   "tool.started": ["tool_started"],
+  // Committed before the tool may run: the effect is recorded before it can happen.
+  "tool.admitted": ["tool_started"],
   "secret.requested": ["tool_started"],
   "tool.completed": noEffects,
   usage: noEffects,
@@ -308,6 +335,8 @@ export const turnEventEffects: Readonly<Record<TurnEventType, readonly TurnEffec
   terminal: noEffects,
 };
 
+/** The effects an event proves: its type's, none for a tool the session declared effect-free. */
 export function effectsOfEvent(event: TurnEvent): readonly TurnEffect[] {
+  if ("effectFree" in event && event.effectFree === true) return noEffects;
   return turnEventEffects[event.type];
 }

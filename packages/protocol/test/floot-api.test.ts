@@ -64,6 +64,7 @@ describe("FlootSession", () => {
       createdAt: "2026-11-30T12:00:00.000Z",
       workspace: "/tmp/ws",
       envNames: ["FOO"],
+      effectFreeTools: ["Read"],
     };
     expect(FlootSession.parse(session)).toEqual(session);
     expect(failedPaths(FlootSession, { ...session, env: { FOO: "bar" } })).toEqual([""]);
@@ -123,6 +124,7 @@ describe("web UI shapes", () => {
       createdAt: "2026-11-30T12:00:00.000Z",
       workspace: "/tmp/ws",
       envNames: [],
+      effectFreeTools: [],
     };
     const status = {
       pid: 42,
@@ -135,5 +137,16 @@ describe("web UI shapes", () => {
     expect(failedPaths(FlootOverview, { ...overview, sessions: [{ session, currentTurn: {} }] })[0]).toMatch(
       /^sessions\.0\.currentTurn\./,
     );
+  });
+});
+
+describe("effect-free tools", () => {
+  test("a session may declare its own list; a name that is no tool name is refused by field", () => {
+    expect(
+      CreateSessionRequest.parse({ backend: "claude", effectFreeTools: ["Read", "mcp__floot__look"] }),
+    ).toMatchObject({ effectFreeTools: ["Read", "mcp__floot__look"] });
+    expect(failedPaths(CreateSessionRequest, { backend: "claude", effectFreeTools: ["rm -rf"] })).toEqual([
+      "effectFreeTools.0",
+    ]);
   });
 });

@@ -209,6 +209,18 @@ describe("events", () => {
       "secret.requested": ["tool_started"],
     });
   });
+
+  test("a gate admission proves a tool start; a tool declared effect-free proves nothing", () => {
+    const admitted = { type: "tool.admitted", toolId: "t", name: "Bash", inputPreview: "{}" } as const;
+    expect(TurnEvent.parse(admitted)).toEqual(admitted);
+    expect(effectsOfEvent(admitted)).toEqual(["tool_started"]);
+    expect(effectsOfEvent({ ...admitted, name: "Read", effectFree: true })).toEqual([]);
+    const started = { type: "tool.started", toolId: "t", name: "Read", input: {}, effectFree: true } as const;
+    expect(effectsOfEvent(started)).toEqual([]);
+    expect(issuesOf(TurnEvent.safeParse({ ...started, effectFree: false }))).toEqual([
+      expect.stringMatching(/^effectFree: Invalid input: expected true/),
+    ]);
+  });
 });
 
 describe("TurnTransition", () => {

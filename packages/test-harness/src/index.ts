@@ -10,6 +10,15 @@ export {
   writePiModels,
 } from "./environment.js";
 export {
+  type FaultHit,
+  type FaultPlan,
+  type FaultRule,
+  faultInjection,
+  faultPreloadPath,
+  readFaultLog,
+  testOnlyNames,
+} from "./faults.js";
+export {
   postgresClusterScript,
   postgresGlobalSetup,
   postgresServerUrl,

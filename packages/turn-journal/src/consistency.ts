@@ -8,6 +8,7 @@ export type ConsistencyProblemKind =
   | "phase_mismatch"
   | "effects_mismatch"
   | "secret_mismatch"
+  | "gate_mismatch"
   | "active_turns";
 
 export interface ConsistencyProblem {
@@ -31,8 +32,9 @@ interface TurnStats {
 /**
  * The invariants the journal keeps, checked from the stored bytes alone: SQLite integrity; every turn's
  * events indexed 0..n-1; its phase equal to its last phase or terminal event; its effects equal to what
- * its events prove; `awaiting_secret` exactly when it has a pending secret request; one active turn per
- * session.
+ * its events prove (an `effectFree` tool proves none); `awaiting_secret` exactly when it has a pending
+ * secret request; each gate record beside its own `tool.admitted` event and each such event with its
+ * record; one active turn per session.
  */
 export function findConsistencyProblems(db: Database): ConsistencyProblem[] {
   const problems: ConsistencyProblem[] = [];
@@ -44,7 +46,10 @@ export function findConsistencyProblems(db: Database): ConsistencyProblem[] {
   const effectsByTurn = new Map<string, number>();
   const placeholders = [...effectTypes.keys()].map(() => "?").join(", ");
   const effectRows = db
-    .prepare(`SELECT DISTINCT turn_id, type FROM turn_events WHERE type IN (${placeholders})`)
+    .prepare(
+      `SELECT DISTINCT turn_id, type FROM turn_events WHERE type IN (${placeholders})
+         AND json_extract(payload, '$.effectFree') IS NOT 1`,
+    )
     .all(...effectTypes.keys()) as { turn_id: string; type: string }[];
   for (const row of effectRows) {
     const bits = effectTypes.get(row.type as TurnEvent["type"]) ?? 0;
@@ -70,6 +75,7 @@ export function findConsistencyProblems(db: Database): ConsistencyProblem[] {
       activeBySession.set(turn.session_id, [...(activeBySession.get(turn.session_id) ?? []), turn.id]);
     }
   }
+  problems.push(...findGateProblems(db));
   for (const [sessionId, active] of activeBySession) {
     if (active.length > 1) {
       problems.push({
@@ -111,6 +117,49 @@ function checkTurn(turn: TurnStats, provenEffects: number): ConsistencyProblem[]
       kind: "secret_mismatch",
       turnId,
       detail: `turn ${turnId} is ${turn.phase} with ${turn.pending_secrets} pending secret requests`,
+    });
+  }
+  return problems;
+}
+
+/** Every gate row names its own `tool.admitted` event, and every such event has its row. */
+function findGateProblems(db: Database): ConsistencyProblem[] {
+  const rows = db
+    .prepare(
+      `SELECT e.turn_id, e.idx, json_extract(e.payload, '$.toolId') AS tool_id, g.tool_call_id, g.event_idx,
+         json_extract(e.payload, '$.effectFree') IS 1 AS event_effect_free, g.effect_free
+       FROM turn_events e LEFT JOIN tool_gates g
+         ON g.turn_id = e.turn_id AND g.tool_call_id = json_extract(e.payload, '$.toolId')
+       WHERE e.type = 'tool.admitted'
+       UNION ALL
+       SELECT g.turn_id, NULL, NULL, g.tool_call_id, g.event_idx, NULL, g.effect_free
+       FROM tool_gates g LEFT JOIN turn_events e ON e.turn_id = g.turn_id AND e.idx = g.event_idx
+       WHERE e.type IS NOT 'tool.admitted'`,
+    )
+    .all() as {
+    turn_id: string;
+    idx: number | null;
+    tool_id: string | null;
+    tool_call_id: string | null;
+    event_idx: number | null;
+    event_effect_free: number | null;
+    effect_free: number | null;
+  }[];
+  const problems: ConsistencyProblem[] = [];
+  for (const row of rows) {
+    const matches =
+      row.idx !== null &&
+      row.tool_call_id !== null &&
+      row.event_idx === row.idx &&
+      row.event_effect_free === row.effect_free;
+    if (matches) continue;
+    problems.push({
+      kind: "gate_mismatch",
+      turnId: row.turn_id,
+      detail:
+        row.idx === null
+          ? `turn ${row.turn_id} has a gate record for ${row.tool_call_id} without its tool.admitted event`
+          : `turn ${row.turn_id} event ${row.idx} admits ${row.tool_id} but its gate record does not match it`,
     });
   }
   return problems;

@@ -1,13 +1,22 @@
-import { TurnEffect, type TurnEvent, type TurnEventType, turnEventEffects } from "@bridgeworks/protocol";
+import {
+  effectsOfEvent,
+  TurnEffect,
+  type TurnEvent,
+  type TurnEventType,
+  turnEventEffects,
+} from "@bridgeworks/protocol";
 
-/** Stored as a bitmask on the turn row; the order of `TurnEffect` fixes the bits. */
+/**
+ * Stored as a bitmask on the turn row; the order of `TurnEffect` fixes the bits. Migrations name
+ * `tool_started` as bit 2 in SQL, so these values never change.
+ */
 const effectBit: Readonly<Record<TurnEffect, number>> = {
   assistant_text: 1,
   tool_started: 2,
 };
 
 export function effectBitsOf(event: TurnEvent): number {
-  return bitsOf(turnEventEffects[event.type]);
+  return bitsOf(effectsOfEvent(event));
 }
 
 export function bitsOf(effects: readonly TurnEffect[]): number {
@@ -18,7 +27,10 @@ export function effectsFromBits(bits: number): TurnEffect[] {
   return TurnEffect.options.filter((effect) => (bits & effectBit[effect]) !== 0);
 }
 
-/** Every event type that proves at least one effect, with the bits it proves. */
+/**
+ * Every event type that can prove an effect, with the bits it proves; an event of one of these types
+ * marked `effectFree` proves none.
+ */
 export function effectBitsByEventType(): ReadonlyMap<TurnEventType, number> {
   const entries = Object.entries(turnEventEffects) as [TurnEventType, readonly TurnEffect[]][];
   return new Map(

@@ -10,6 +10,8 @@ import {
   SessionDraft,
   type SessionRecord,
   type SpawnMarker,
+  type ToolAdmission,
+  ToolAdmissionDraft,
   TurnError,
   type TurnEvent,
   type TurnEventEnvelope,
@@ -32,6 +34,7 @@ import {
   toEventEnvelope,
   toSecretRequest,
   toSessionRecord,
+  toToolAdmission,
   toTurnRecord,
 } from "./rows.js";
 import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
@@ -117,6 +120,7 @@ export class TurnJournal {
   readonly #batch: BatchPolicy;
   readonly #onError: (error: unknown) => void;
   readonly #subscribers: TurnSubscribers;
+  readonly #synchronous: Synchronous;
   #pending: PendingEvent[] = [];
   #pendingEffects = new Map<string, number>();
   #pendingSince: number | undefined;
@@ -135,6 +139,7 @@ export class TurnJournal {
         }));
     this.#subscribers = new TurnSubscribers(this.#onError);
     const synchronous = options.synchronous ?? "FULL";
+    this.#synchronous = synchronous;
     if (!synchronousModes.includes(synchronous)) {
       throw new JournalError(
         "invalid_input",
@@ -428,6 +433,63 @@ export class TurnJournal {
     return this.#subscribers.subscribe(turnId, listener);
   }
 
+  // ---- the pre-tool gate ------------------------------------------------------------------------
+
+  /**
+   * Records that a tool call of a live turn may start, before it can: its `tool.admitted` event (with
+   * the `tool_started` effect unless `effectFree`) and its gate record commit together, with buffered
+   * events flushed first, and always with `synchronous=FULL` (fsynced, even on a NORMAL journal). The
+   * same call admitted again gets its first record back. A turn that is not spawning, running or
+   * awaiting a secret admits nothing (`not_accepting_events`).
+   */
+  admitToolCall(turnId: string, draft: ToolAdmissionDraft): ToolAdmission {
+    const valid = parseInput(ToolAdmissionDraft, draft, "admission");
+    this.flush();
+    const created = this.#fullySynchronous(() =>
+      this.#transaction(() => {
+        if (this.#sql.toolGate.get(turnId, valid.toolCallId)) return false;
+        const turn = this.#requireTurnRow(turnId);
+        if (!acceptsEvents(turn.phase)) {
+          throw new JournalError(
+            "not_accepting_events",
+            `turn ${turnId} is ${turn.phase}; no tool call of it may start`,
+          );
+        }
+        const eventIndex = this.#sql.nextEventIndex.get(turnId) ?? 0;
+        this.#changeTurn(turn, {
+          events: [
+            {
+              type: "tool.admitted",
+              toolId: valid.toolCallId,
+              name: valid.toolName,
+              inputPreview: valid.inputPreview,
+              ...(valid.effectFree && { effectFree: true as const }),
+            },
+          ],
+        });
+        this.#sql.insertToolGate.run({
+          turn_id: turnId,
+          tool_call_id: valid.toolCallId,
+          tool_name: valid.toolName,
+          effect_free: valid.effectFree ? 1 : 0,
+          event_idx: eventIndex,
+          admitted_at: this.#clock.now(),
+        });
+        return true;
+      }),
+    );
+    if (created) this.#subscribers.notify([turnId]);
+    const row = this.#sql.toolGate.get(turnId, valid.toolCallId);
+    if (!row)
+      throw new JournalError("turn_not_found", `turn ${turnId} has no gate record ${valid.toolCallId}`);
+    return toToolAdmission(row);
+  }
+
+  /** The tool calls the gate admitted for a turn, in the order they were admitted. */
+  listToolAdmissions(turnId: string): ToolAdmission[] {
+    return this.#sql.toolGatesOfTurn.all(turnId).map(toToolAdmission);
+  }
+
   // ---- secret requests ---------------------------------------------------------------------------
 
   /**
@@ -554,6 +616,17 @@ export class TurnJournal {
   #transaction<T>(work: () => T): T {
     // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
     return this.#db.transaction(work).immediate();
+  }
+
+  /** Runs `work` with `synchronous=FULL` on this connection, whatever the journal was opened with. */
+  #fullySynchronous<T>(work: () => T): T {
+    if (this.#synchronous === "FULL") return work();
+    this.#db.pragma("synchronous = FULL");
+    try {
+      return work();
+    } finally {
+      this.#db.pragma(`synchronous = ${this.#synchronous}`);
+    }
   }
 
   #scheduleFlush(): void {

@@ -10,6 +10,7 @@ const allPhases =
   "('queued', 'accepted', 'spawning', 'running', 'awaiting_secret', 'completed', 'failed', 'cancelled', 'interrupted')";
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
 const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
+const liveCliPhases = "('spawning', 'running', 'awaiting_secret')";
 
 /** Append-only: a released migration is never edited, a change is a new version. */
 const migrations: readonly Migration[] = [
@@ -106,6 +107,44 @@ const migrations: readonly Migration[] = [
     version: 2,
     // Journaled with `spawning`: finds a CLI whose pid never made it into the journal.
     sql: "ALTER TABLE turns ADD COLUMN spawn_marker TEXT;",
+  },
+  {
+    version: 3,
+    // The pre-tool gate: one row per tool call a live turn admitted, beside its `tool.admitted` event.
+    sql: `
+      CREATE TABLE tool_gates (
+        turn_id TEXT NOT NULL REFERENCES turns (id),
+        tool_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        effect_free INTEGER NOT NULL CHECK (effect_free IN (0, 1)),
+        event_idx INTEGER NOT NULL,
+        admitted_at INTEGER NOT NULL,
+        PRIMARY KEY (turn_id, tool_call_id),
+        FOREIGN KEY (turn_id, event_idx) REFERENCES turn_events (turn_id, idx)
+      ) STRICT, WITHOUT ROWID;
+
+      -- Only a turn whose CLI may be running admits a call.
+      CREATE TRIGGER tool_gates_only_live_turns BEFORE INSERT ON tool_gates
+        WHEN (SELECT phase FROM turns WHERE id = NEW.turn_id) NOT IN ${liveCliPhases}
+        BEGIN SELECT RAISE(ABORT, 'tool_gates: only a spawning, running or awaiting_secret turn admits a tool call'); END;
+      -- The row points at its own event.
+      CREATE TRIGGER tool_gates_event_is_admission BEFORE INSERT ON tool_gates
+        WHEN (SELECT type FROM turn_events WHERE turn_id = NEW.turn_id AND idx = NEW.event_idx) IS NOT 'tool.admitted'
+        BEGIN SELECT RAISE(ABORT, 'tool_gates: event_idx must name the call''s tool.admitted event'); END;
+      -- Recovery reads the effect from the turn row: an admitted call with an effect must already be on it.
+      CREATE TRIGGER tool_gates_effect_recorded BEFORE INSERT ON tool_gates
+        WHEN NEW.effect_free = 0 AND ((SELECT effects FROM turns WHERE id = NEW.turn_id) & 2) = 0
+        BEGIN SELECT RAISE(ABORT, 'tool_gates: the turn must record tool_started before an effectful call is admitted'); END;
+      CREATE TRIGGER tool_gates_append_only_update BEFORE UPDATE ON tool_gates
+        BEGIN SELECT RAISE(ABORT, 'tool_gates: append only'); END;
+      CREATE TRIGGER tool_gates_append_only_delete BEFORE DELETE ON tool_gates
+        BEGIN SELECT RAISE(ABORT, 'tool_gates: append only'); END;
+
+      -- An effect, once recorded, is never forgotten: recovery must not replay a turn that had one.
+      CREATE TRIGGER turns_effects_only_grow BEFORE UPDATE OF effects ON turns
+        WHEN (NEW.effects & OLD.effects) <> OLD.effects
+        BEGIN SELECT RAISE(ABORT, 'turns: recorded effects are never cleared'); END;
+    `,
   },
 ];
 

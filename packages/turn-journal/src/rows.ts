@@ -4,6 +4,7 @@ import type {
   SecretRequestStatus,
   SessionRecord,
   SessionStatus,
+  ToolAdmission,
   TurnEvent,
   TurnEventEnvelope,
   TurnPhase,
@@ -61,6 +62,15 @@ export interface SecretRequestRow {
   created_at: number;
   updated_at: number;
   resolved_at: number | null;
+}
+
+export interface ToolGateRow {
+  turn_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  effect_free: 0 | 1;
+  event_idx: number;
+  admitted_at: number;
 }
 
 export interface EventRow {
@@ -137,5 +147,17 @@ export function toEventEnvelope(row: EventRow): TurnEventEnvelope {
     index: row.idx,
     at: isoTime(row.at),
     event: JSON.parse(row.payload) as TurnEvent,
+  };
+}
+
+export function toToolAdmission(row: ToolGateRow & { input_preview: string }): ToolAdmission {
+  return {
+    turnId: row.turn_id,
+    toolCallId: row.tool_call_id,
+    toolName: row.tool_name,
+    inputPreview: row.input_preview,
+    effectFree: row.effect_free === 1,
+    eventIndex: row.event_idx,
+    admittedAt: isoTime(row.admitted_at),
   };
 }

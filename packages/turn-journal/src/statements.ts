@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import type { EventRow, SecretRequestRow, SessionRow, TurnRow } from "./rows.js";
+import type { EventRow, SecretRequestRow, SessionRow, ToolGateRow, TurnRow } from "./rows.js";
 
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
 const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
@@ -117,6 +117,21 @@ export function prepareStatements(db: Database) {
     ),
     events: query<[string, number, number], EventRow>(
       "SELECT turn_id, idx, at, payload FROM turn_events WHERE turn_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
+    ),
+
+    insertToolGate: query<[ToolGateRow]>(
+      `INSERT INTO tool_gates (turn_id, tool_call_id, tool_name, effect_free, event_idx, admitted_at)
+       VALUES (@turn_id, @tool_call_id, @tool_name, @effect_free, @event_idx, @admitted_at)`,
+    ),
+    toolGate: query<[string, string], ToolGateRow & { input_preview: string }>(
+      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview
+       FROM tool_gates g JOIN turn_events e ON e.turn_id = g.turn_id AND e.idx = g.event_idx
+       WHERE g.turn_id = ? AND g.tool_call_id = ?`,
+    ),
+    toolGatesOfTurn: query<[string], ToolGateRow & { input_preview: string }>(
+      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview
+       FROM tool_gates g JOIN turn_events e ON e.turn_id = g.turn_id AND e.idx = g.event_idx
+       WHERE g.turn_id = ? ORDER BY g.event_idx`,
     ),
 
     insertSecretRequest: query<[SecretRequestRow]>(

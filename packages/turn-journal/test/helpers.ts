@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Backend, TurnRecord } from "@bridgeworks/protocol";
+import Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { type JournalOptions, openJournal, type TurnJournal } from "../src/journal.js";
+import { migrate } from "../src/migrations.js";
 
 /** A clock that moves only when told to, running due timers as it goes. */
 export class ManualClock implements Clock {
@@ -116,4 +118,29 @@ export function expectContiguous(journal: TurnJournal, turnId: string): number {
     throw new Error(`turn ${turnId} has indexes ${indexes.join(",")}`);
   }
   return indexes.length;
+}
+
+/**
+ * A journal file at schema `version` (as an older build left it) holding session `s1` with turn `t1`
+ * running as pid 77 (start time 9001) and its three phase events.
+ */
+export function oldJournal(version: number): string {
+  const path = `${tempDir()}/journal.sqlite`;
+  const db = new Database(path);
+  try {
+    if (migrate(db, version) !== version) throw new Error(`could not build a version ${version} journal`);
+    db.exec(`
+      INSERT INTO sessions (id, backend, created_at) VALUES ('s1', 'claude', 1);
+      INSERT INTO turns (id, session_id, seq, input, phase, attempt, bridge_generation, pid, start_time,
+          created_at, updated_at)
+        VALUES ('t1', 's1', 1, '{"prompt":"hi"}', 'running', 1, 3, 77, '9001', 1, 2);
+      INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES
+        ('t1', 0, 1, 'phase', '{"type":"phase","phase":"accepted"}'),
+        ('t1', 1, 1, 'phase', '{"type":"phase","phase":"spawning"}'),
+        ('t1', 2, 2, 'phase', '{"type":"phase","phase":"running"}');
+    `);
+  } finally {
+    db.close();
+  }
+  return path;
 }

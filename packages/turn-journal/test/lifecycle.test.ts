@@ -2,8 +2,8 @@ import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { createUuidV7Generator } from "../src/ids.js";
 import { openJournal } from "../src/journal.js";
-import { latestSchemaVersion, migrate } from "../src/migrations.js";
-import { createTestJournal, runningTurn, tempDir } from "./helpers.js";
+import { latestSchemaVersion } from "../src/migrations.js";
+import { createTestJournal, oldJournal, runningTurn, tempDir } from "./helpers.js";
 
 describe("opening", () => {
   test("creates the schema at the latest version in WAL mode, and reopening migrates nothing", () => {
@@ -30,20 +30,7 @@ describe("opening", () => {
   });
 
   test("a version 1 journal (no spawn marker column) migrates and keeps its turns", () => {
-    const path = `${tempDir()}/journal.sqlite`;
-    const old = new Database(path);
-    expect(migrate(old, 1)).toBe(1);
-    old.exec(`
-      INSERT INTO sessions (id, backend, created_at) VALUES ('s1', 'claude', 1);
-      INSERT INTO turns (id, session_id, seq, input, phase, attempt, bridge_generation, pid, start_time,
-          created_at, updated_at)
-        VALUES ('t1', 's1', 1, '{"prompt":"hi"}', 'running', 1, 3, 77, '9001', 1, 2);
-      INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES
-        ('t1', 0, 1, 'phase', '{"type":"phase","phase":"accepted"}'),
-        ('t1', 1, 1, 'phase', '{"type":"phase","phase":"spawning"}'),
-        ('t1', 2, 2, 'phase', '{"type":"phase","phase":"running"}');
-    `);
-    old.close();
+    const path = oldJournal(1);
 
     const journal = openJournal({ path });
     try {
@@ -103,6 +90,7 @@ describe("consistency check", () => {
     try {
       db.exec("DROP TRIGGER turns_terminal_is_final");
       db.exec("DROP TRIGGER turn_events_append_only_delete");
+      db.exec("DROP TRIGGER turns_effects_only_grow");
       db.prepare("UPDATE turns SET phase = 'completed', effects = 0 WHERE id = ?").run(turn.id);
       db.prepare("DELETE FROM turn_events WHERE turn_id = ? AND idx = 1").run(turn.id);
     } finally {

@@ -4,16 +4,22 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type BackendAdapter,
+  claudeInstallHint,
+  codexInstallHint,
   createClaudeAdapter,
   createCodexAdapter,
   readProcessStatus,
 } from "@bridgeworks/backend-adapters";
 import {
   type BridgeGeneration,
+  defaultGateHookScriptPath,
   defaultShimScriptPath,
+  defaultToolGateDeadlineMs,
   mintToken,
   mintTurnMount,
   type ShimCommand,
+  shimSocketEnvVar,
+  shimTokenEnvVar,
   startBridgeGeneration,
   TurnTokenRegistry,
   writePrivateFileAtomic,
@@ -30,6 +36,8 @@ import { SecretBroker, type TurnContext } from "./secret-broker.js";
 import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
+import { createToolGate } from "./tool-gate.js";
+import { diagnosticsTrace, type Trace } from "./trace.js";
 import { TurnCoordinator } from "./turn-coordinator.js";
 import { UiAuth } from "./ui-auth.js";
 
@@ -45,6 +53,10 @@ export interface DaemonOptions {
   logger: Logger;
   /** Where the shim script is; default: `shim.mjs` beside the bundle, else control-channel's. */
   shimScript?: string;
+  /** Where the gate hook is; default: `gate-hook.mjs` beside the bundle, else control-channel's. */
+  gateHookScript?: string;
+  /** Default: trace points on `node:diagnostics_channel` (see trace.ts). */
+  trace?: Trace;
   /** The web UI's static files, when installed. */
   uiDir?: string;
 }
@@ -110,25 +122,38 @@ async function startLocked(
   await vault.open();
   cleanups.push(() => vault.close());
 
-  const recovery = await recoverTurns(journal, logger);
+  const trace = options.trace ?? diagnosticsTrace();
+  const recovery = await recoverTurns(journal, logger, { trace });
   const generation = journal.bumpGeneration();
 
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
   const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+  const gate = createToolGate({
+    journal,
+    effectFreeToolsOf: (turnId) => coordinator?.effectFreeToolsOf(turnId),
+    trace,
+    logger,
+  });
   const bridge: BridgeGeneration<TurnContext> = await startBridgeGeneration<TurnContext>({
     bridgesDir: join(stateDir, "bridges"),
     generation,
     authorize: (token) => tokens.authorize(token),
     createServer: (context) => createFlootMcpServer(context, secrets, logger),
+    handleRequest: gate,
     onEvent: (event) => {
       if (event.type === "refused" || event.type === "error")
         logger.warn(`mcp socket ${event.type}`, { ...event });
     },
   });
   cleanups.push(() => bridge.server.close());
-  const shim: ShimCommand = { node: process.execPath, script: options.shimScript ?? defaultShimScript() };
+  const shim: ShimCommand = {
+    node: process.execPath,
+    script: options.shimScript ?? besideBundle("shim.mjs"),
+  };
+  const gateHook = options.gateHookScript ?? besideBundle("gate-hook.mjs");
+  const gateDeadlineMs = positiveInt(env.FLOOT_GATE_TIMEOUT_MS) ?? defaultToolGateDeadlineMs;
 
   coordinator = new TurnCoordinator({
     journal,
@@ -136,18 +161,21 @@ async function startLocked(
     secrets,
     logger,
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
-    ...(positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS) !== undefined && {
-      holdBeforeSpawnMs: positiveInt(env.FLOOT_TEST_HOLD_BEFORE_SPAWN_MS)!,
-    }),
-    ...(positiveInt(env.FLOOT_TEST_HOLD_AFTER_SPAWN_MS) !== undefined && {
-      holdAfterSpawnMs: positiveInt(env.FLOOT_TEST_HOLD_AFTER_SPAWN_MS)!,
-    }),
+    trace,
     adapterFor: (session) => adapterFor(session, sessions, env),
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
+        const mount = mintTurnMount({ socketPath: bridge.server.socketPath, token, shimCommand: shim });
         return {
-          mount: mintTurnMount({ socketPath: bridge.server.socketPath, token, shimCommand: shim }),
+          mount,
+          // The same socket and token: the hook reads them from the CLI's environment.
+          gate: {
+            command: process.execPath,
+            args: [gateHook],
+            env: { [shimSocketEnvVar]: bridge.server.socketPath, [shimTokenEnvVar]: token },
+            deadlineMs: gateDeadlineMs,
+          },
           release() {
             tokens.revoke(token);
             bridge.server.closeConnectionsOf(context);
@@ -238,6 +266,7 @@ function adapterFor(
     return createClaudeAdapter({
       ...common,
       command: env.FLOOT_CLAUDE_COMMAND || "claude",
+      installHint: `${claudeInstallHint}, or set FLOOT_CLAUDE_COMMAND to its path`,
       // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
       includePartialMessages: true,
       ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
@@ -249,13 +278,16 @@ function adapterFor(
   return createCodexAdapter({
     ...common,
     command: env.FLOOT_CODEX_COMMAND || "codex",
+    installHint: `${codexInstallHint}, or set FLOOT_CODEX_COMMAND to its path`,
     ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
   });
 }
 
-function defaultShimScript(): string {
-  const beside = join(dirname(fileURLToPath(import.meta.url)), "shim.mjs");
-  return existsSync(beside) ? beside : defaultShimScriptPath();
+/** A helper program bundled beside the daemon (`shim.mjs`, `gate-hook.mjs`), else control-channel's. */
+function besideBundle(name: "shim.mjs" | "gate-hook.mjs"): string {
+  const beside = join(dirname(fileURLToPath(import.meta.url)), name);
+  if (existsSync(beside)) return beside;
+  return name === "shim.mjs" ? defaultShimScriptPath() : defaultGateHookScriptPath();
 }
 
 function positiveInt(raw: string | undefined): number | undefined {

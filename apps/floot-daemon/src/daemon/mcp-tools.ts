@@ -32,8 +32,19 @@ const requestSecretTool = {
     },
     required: ["name"],
   },
+  // Asking a human is an act: a replay would ask again.
+  annotations: { readOnlyHint: false },
   _meta: { "anthropic/alwaysLoad": true },
 };
+
+const flootTools = [requestSecretTool];
+
+/** The daemon's own MCP tools that only read (`readOnlyHint`), as the CLIs name them. */
+export function flootReadOnlyToolNames(serverName = "floot"): string[] {
+  return flootTools
+    .filter((tool) => tool.annotations.readOnlyHint)
+    .map((tool) => `mcp__${serverName}__${tool.name}`);
+}
 
 /** The tool call's own id, so a repeated call finds its request instead of asking twice. */
 function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: string | number): string {
@@ -47,7 +58,7 @@ function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: str
 /** One MCP server per authorized shim connection: the tools of the turn `context`. */
 export function createFlootMcpServer(context: TurnContext, secrets: SecretBroker, logger: Logger): Server {
   const server = new Server({ name: "floot", version: flootVersion }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [requestSecretTool] }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: flootTools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args, _meta } = request.params;
     if (name !== "requestSecret") return toolError(`unknown tool ${name}`);

@@ -7,6 +7,7 @@ import {
   type RecoveryOutcome,
   type TurnJournal,
 } from "@bridgeworks/turn-journal";
+import { noTrace, type Trace } from "./trace.js";
 
 export interface FencedProcess {
   turnId: string;
@@ -24,6 +25,7 @@ export interface RecoveryReport {
 export interface RecoveryDeps {
   fence?: (process: CliProcess) => Promise<FenceOutcome>;
   findProcessesBySpawnMarker?: (markers: readonly string[]) => Map<string, CliProcess[]>;
+  trace?: Trace;
 }
 
 /**
@@ -31,7 +33,9 @@ export interface RecoveryDeps {
  * pid and start time it journaled (a reused pid is left alone) and by the spawn marker it journaled
  * before spawning (which also finds a CLI whose pid it died before journaling, and children that left
  * the CLI's process group); then replay the turns that produced no effect (once) and mark every other
- * unfinished turn `interrupted`. Backend transcripts are never touched.
+ * unfinished turn `interrupted`, one turn per transaction, so a crash in between leaves the rest for
+ * the next start. A tool call the gate admitted is an effect: its turn is never replayed. Backend
+ * transcripts are never touched.
  */
 export async function recoverTurns(
   journal: TurnJournal,
@@ -58,13 +62,24 @@ export async function recoverTurns(
     for (const process of marked.get(turn.spawnMarker) ?? [])
       await fenceOne(turn.id, process, "spawn_marker");
   }
-  const outcomes = applyRecovery(journal, planRecovery(unfinished));
-  for (const { decision, turn } of outcomes) {
+  const trace = deps.trace ?? noTrace;
+  trace("recovery:fenced", { turns: unfinished.length, fenced: fenced.length });
+  const outcomes: RecoveryOutcome[] = [];
+  for (const planned of planRecovery(unfinished)) {
+    const [outcome] = applyRecovery(journal, [planned]);
+    if (outcome === undefined) continue;
+    outcomes.push(outcome);
+    const { decision, turn } = outcome;
     if (decision.action === "keep") continue;
+    trace("recovery:applied", { turnId: decision.turn.id, action: decision.action });
+    const admitted = journal
+      .listToolAdmissions(decision.turn.id)
+      .filter((admission) => !admission.effectFree);
     logger.info("recovered a turn", {
       turn: decision.turn.id,
       action: decision.action,
       reason: decision.reason,
+      admittedToolCalls: admitted.map((admission) => admission.toolCallId).join(","),
       ...(decision.action === "replay" && { replay: turn.id }),
     });
   }

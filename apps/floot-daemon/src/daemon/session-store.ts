@@ -3,6 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
 import { type FlootSession, FlootSessionOptions, type SessionRecord } from "@bridgeworks/protocol";
+import { effectFreeToolsOf } from "./effect-free-tools.js";
 
 /**
  * Each session's configuration, beside the journal: `<state>/sessions/<id>/session.json` (0600: env
@@ -58,6 +59,7 @@ export class SessionStore {
       ...(options.codexConfig !== undefined && { codexConfig: options.codexConfig }),
       ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
       ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
+      effectFreeTools: [...effectFreeToolsOf(record.backend, options)],
     };
   }
 }

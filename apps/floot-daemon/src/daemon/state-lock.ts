@@ -1,5 +1,4 @@
 import Database from "better-sqlite3";
-import { sleepSync } from "./sleep-sync.js";
 
 /** The exit code of a daemon that found the state dir locked by another one. */
 export const stateDirLockedExitCode = 75;
@@ -45,7 +44,7 @@ export function acquireStateLock(
   options: StateLockOptions = {},
 ): StateLock {
   const now = options.now ?? Date.now;
-  const sleep = options.sleep ?? sleepSync;
+  const sleep = options.sleep ?? blockFor;
   const random = options.random ?? Math.random;
   const deadline = now() + (options.contentionWindowMs ?? defaultContentionWindowMs);
   for (;;) {
@@ -89,4 +88,9 @@ function tryAcquire(path: string, holder: ProcessStamp): StateLock | undefined {
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
+}
+
+/** Blocks the thread for `ms`: the lock is taken at start-up, before anything is served. */
+function blockFor(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -1,30 +1,44 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import {
   type BackendAdapter,
+  CliStartError,
   type ConversationRef,
   type McpMount,
   mintSpawnMarker,
   type RunningTurn,
   runTurn,
+  type ToolGateSpec,
   TurnErrorCode,
   type TurnOutcome,
 } from "@bridgeworks/backend-adapters";
 import {
+  type BackendEvent,
   isActiveTurnPhase,
   isTerminalTurnPhase,
   type SessionRecord,
+  type TurnError,
   type TurnRecord,
 } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
+import { effectFreeToolsOf } from "./effect-free-tools.js";
 import { flootToolNames } from "./mcp-tools.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
-import { sleepSync } from "./sleep-sync.js";
+import { noTrace, type Trace } from "./trace.js";
+
+export interface TurnMount {
+  mount: McpMount;
+  /** The pre-tool gate on the same socket and token. */
+  gate: ToolGateSpec;
+  /** Revokes the token and ends its connections. */
+  release(): void;
+}
 
 export interface TurnMounts {
-  /** A fresh token on the current generation's socket; `release` revokes it and ends its connections. */
-  mount(context: TurnContext): { mount: McpMount; release(): void };
+  /** A fresh token on the current generation's socket, for the turn's MCP server and its gate. */
+  mount(context: TurnContext): TurnMount;
 }
 
 export interface TurnCoordinatorOptions {
@@ -36,36 +50,35 @@ export interface TurnCoordinatorOptions {
   logger: Logger;
   /** How long one tool call may wait (a human answering a secret form). */
   toolTimeoutMs: number;
-  /** Fault injection for tests: hold an accepted turn this long before spawning. */
-  holdBeforeSpawnMs?: number;
-  /**
-   * Fault injection for tests: block this daemon this long after a CLI is spawned and before its pid
-   * is journaled, the window only the spawn marker covers.
-   */
-  holdAfterSpawnMs?: number;
-  sleep?: (ms: number) => Promise<void>;
+  trace?: Trace;
 }
 
 interface LiveTurn {
   running?: RunningTurn;
   cancelRequested: boolean;
+  /** Known once the turn's session was read: what its gate admits without an effect. */
+  effectFreeTools?: ReadonlySet<string>;
 }
+
+/** The session's workspace could not be made: the turn fails naming it. */
+class WorkspaceError extends Error {}
 
 /**
  * Runs each session's active turn, one CLI process per turn and one turn per session at a time:
  * spawning (with the spawn marker the CLI will carry) -> running (pid and start time journaled first)
  * -> one terminal phase, then the next queued turn. Every event goes to the journal before the next
- * line of the CLI is read.
+ * line of the CLI is read; every tool call passes the gate (see tool-gate.ts) before it runs. A turn
+ * that cannot run ends `failed` with the cause; nothing a turn does escapes into the daemon.
  */
 export class TurnCoordinator {
   readonly #options: TurnCoordinatorOptions;
   readonly #live = new Map<string, LiveTurn>();
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #trace: Trace;
   #stopping = false;
 
   constructor(options: TurnCoordinatorOptions) {
     this.#options = options;
-    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#trace = options.trace ?? noTrace;
   }
 
   /** Starts whatever every session should be running now (after recovery, at start). */
@@ -84,11 +97,21 @@ export class TurnCoordinator {
     if (turn?.phase !== "accepted" || this.#live.has(turn.id)) return;
     const live: LiveTurn = { cancelRequested: false };
     this.#live.set(turn.id, live);
-    void this.#run(turn, live);
+    this.#run(turn, live).catch((error: unknown) => {
+      this.#options.logger.error("turn bookkeeping failed", {
+        turn: turn.id,
+        error: describeError(error),
+      });
+    });
   }
 
   isLive(turnId: string): boolean {
     return this.#live.has(turnId);
+  }
+
+  /** The tools a live turn's gate admits without an effect; undefined for a turn not running here. */
+  effectFreeToolsOf(turnId: string): ReadonlySet<string> | undefined {
+    return this.#live.get(turnId)?.effectFreeTools;
   }
 
   /** Cancels a queued, accepted or running turn; a running CLI's process group is ended first. */
@@ -123,17 +146,22 @@ export class TurnCoordinator {
   async #run(turn: TurnRecord, live: LiveTurn): Promise<void> {
     const { journal, logger } = this.#options;
     const context: TurnContext = { turnId: turn.id, sessionId: turn.sessionId };
-    const mount = this.#options.mounts.mount(context);
+    let mount: TurnMount | undefined;
     try {
       const session = journal.getSession(turn.sessionId)!;
+      const options = this.#options.sessions.options(session.id);
+      live.effectFreeTools = new Set(effectFreeToolsOf(session.backend, options));
+      mount = this.#options.mounts.mount(context);
       const workspace = await this.#provision(session);
-      if (this.#options.holdBeforeSpawnMs) await this.#sleep(this.#options.holdBeforeSpawnMs);
+      this.#trace("turn:starting", { turnId: turn.id });
       if (live.cancelRequested || this.#stopping) return;
-      const prepared = this.#options.adapterFor(session).prepareTurn({
+      const adapter = this.#options.adapterFor(session);
+      const prepared = adapter.prepareTurn({
         prompt: turn.input.prompt,
         cwd: workspace,
         ...this.#conversationOf(session, turn),
         mcp: { mount: mount.mount, tools: flootToolNames, toolTimeoutMs: this.#options.toolTimeoutMs },
+        gate: mount.gate,
       });
       // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
       // lets the next start find the CLI should this daemon die before its pid is journaled.
@@ -143,15 +171,20 @@ export class TurnCoordinator {
         spawnMarker,
         ...(prepared.conversationId !== undefined && { conversationId: prepared.conversationId }),
       });
+      this.#trace("turn:before-spawn", { turnId: turn.id, spawnMarker });
+      const effectFree = live.effectFreeTools;
       live.running = runTurn(
         { ...prepared, launch: { ...prepared.launch, spawnMarker } },
         {
           onSpawned: (identity) => {
-            const hold = this.#options.holdAfterSpawnMs;
-            if (hold) sleepSync(hold);
+            this.#trace("turn:spawned", { turnId: turn.id, pid: identity.pid });
             journal.transition(turn.id, { phase: "running", process: identity });
+            this.#trace("turn:running", { turnId: turn.id, pid: identity.pid });
           },
-          onEvent: (event) => journal.appendEvents(turn.id, [event]),
+          onEvent: (event) => {
+            journal.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
+            this.#trace("turn:event", { turnId: turn.id, type: event.type });
+          },
         },
       );
       logger.info("turn spawned", {
@@ -165,11 +198,15 @@ export class TurnCoordinator {
       this.#end(turn.id, outcome);
     } catch (error) {
       if (this.#stopping) return;
-      const message = describeError(error);
-      logger.error("turn could not run", { turn: turn.id, error: message });
-      this.#end(turn.id, { phase: "failed", error: { code: "spawn_failed", message } });
+      const failure = failureOf(error);
+      logger.error("turn could not run", {
+        turn: turn.id,
+        code: failure.code,
+        error: failure.message,
+      });
+      this.#end(turn.id, { phase: "failed", error: failure });
     } finally {
-      mount.release();
+      mount?.release();
       this.#options.secrets.releaseTurn(turn.id);
       this.#live.delete(turn.id);
       if (!this.#stopping) this.kick(turn.sessionId);
@@ -179,7 +216,13 @@ export class TurnCoordinator {
   /** A session's workspace is made at its first turn and made again whenever it is found missing. */
   async #provision(session: SessionRecord): Promise<string> {
     const workspace = this.#options.sessions.workspace(session.id);
-    await mkdir(workspace, { recursive: true, mode: 0o700 });
+    try {
+      await makeDirectories(workspace);
+    } catch (error) {
+      throw new WorkspaceError(
+        `the session's workspace ${workspace} could not be created: ${describeError(error)}`,
+      );
+    }
     return workspace;
   }
 
@@ -192,7 +235,17 @@ export class TurnCoordinator {
     return { conversation: { id, established } };
   }
 
+  /** Records how a turn ended; a journal that refuses (the turn ended meanwhile) is logged, not thrown. */
   #end(turnId: string, outcome: TurnOutcome): void {
+    const { logger } = this.#options;
+    try {
+      this.#record(turnId, outcome);
+    } catch (error) {
+      logger.error("turn end not recorded", { turn: turnId, error: describeError(error) });
+    }
+  }
+
+  #record(turnId: string, outcome: TurnOutcome): void {
     const { journal, logger } = this.#options;
     const turn = journal.getTurn(turnId);
     if (!turn || !isActiveTurnPhase(turn.phase)) return;
@@ -223,4 +276,40 @@ export class TurnCoordinator {
     }
     logger.info("turn ended", { turn: turnId, phase: outcome.phase });
   }
+}
+
+/**
+ * `mkdir -p`, one level at a time: node's recursive mkdir never settles for some paths (a missing
+ * directory under /proc), which would leave the turn waiting forever instead of failing.
+ */
+async function makeDirectories(path: string): Promise<void> {
+  const missing: string[] = [];
+  for (let current = path; ; current = dirname(current)) {
+    const found = await stat(current).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
+      throw error;
+    });
+    if (found) {
+      if (!found.isDirectory()) throw new Error(`${current} is not a directory`);
+      break;
+    }
+    missing.unshift(current);
+    if (dirname(current) === current) break;
+  }
+  for (const dir of missing) {
+    await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  }
+}
+
+/** A stream's tool start of a tool the session declared effect-free proves no effect. */
+function markEffectFree(event: BackendEvent, effectFree: ReadonlySet<string>): BackendEvent {
+  return event.type === "tool.started" && effectFree.has(event.name) ? { ...event, effectFree: true } : event;
+}
+
+function failureOf(error: unknown): TurnError {
+  if (error instanceof CliStartError) return { code: error.code, message: error.message };
+  if (error instanceof WorkspaceError) return { code: "workspace_unavailable", message: error.message };
+  return { code: "spawn_failed", message: describeError(error) };
 }

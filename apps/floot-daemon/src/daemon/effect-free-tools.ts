@@ -1,0 +1,16 @@
+import { claudeEffectFreeTools, codexEffectFreeTools } from "@bridgeworks/backend-adapters";
+import type { Backend, FlootSessionOptions } from "@bridgeworks/protocol";
+import { flootReadOnlyToolNames } from "./mcp-tools.js";
+
+/**
+ * Which tool calls are no effect, as data: each backend's read-only tools (from its adapter) and the
+ * daemon's own MCP tools marked `readOnlyHint`; a session's `effectFreeTools` replaces the list.
+ */
+export const defaultEffectFreeTools: Readonly<Record<Backend, readonly string[]>> = {
+  claude: [...claudeEffectFreeTools, ...flootReadOnlyToolNames()],
+  codex: [...codexEffectFreeTools, ...flootReadOnlyToolNames()],
+};
+
+export function effectFreeToolsOf(backend: Backend, options: FlootSessionOptions): readonly string[] {
+  return options.effectFreeTools ?? defaultEffectFreeTools[backend];
+}

@@ -1,0 +1,51 @@
+import type { SocketRequestHandler } from "@bridgeworks/control-channel";
+import { describeIssues, type ToolGateAnswer, ToolGateRequest } from "@bridgeworks/protocol";
+import { describeError, type Logger } from "@bridgeworks/runtime";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { TurnContext } from "./secret-broker.js";
+import type { Trace } from "./trace.js";
+
+export interface ToolGateOptions {
+  journal: TurnJournal;
+  /** The tools the turn's session declared effect-free; undefined when the turn does not run here. */
+  effectFreeToolsOf(turnId: string): ReadonlySet<string> | undefined;
+  trace: Trace;
+  logger: Logger;
+}
+
+/**
+ * The daemon's side of the pre-tool gate: a tool call may start only once the journal has committed
+ * it (`admitToolCall`, synchronous=FULL). The answer is written after that commit returns; anything
+ * that stops the commit (an ended turn, a journal error) is a denial the model can read.
+ */
+export function createToolGate(options: ToolGateOptions): SocketRequestHandler<TurnContext> {
+  const { journal, trace, logger } = options;
+  return (context, raw): ToolGateAnswer => {
+    const request = ToolGateRequest.safeParse(raw);
+    if (!request.success) {
+      return deny(`the gate request is malformed (${describeIssues(request.error.issues)})`);
+    }
+    const { toolCallId, toolName, inputPreview } = request.data;
+    trace("gate:received", { turnId: context.turnId, toolCallId, toolName });
+    const effectFree = options.effectFreeToolsOf(context.turnId);
+    if (effectFree === undefined) return deny(`turn ${context.turnId} is not running in this daemon`);
+    try {
+      journal.admitToolCall(context.turnId, {
+        toolCallId,
+        toolName,
+        inputPreview,
+        effectFree: effectFree.has(toolName),
+      });
+    } catch (error) {
+      const message = describeError(error);
+      logger.warn("tool call not admitted", { turn: context.turnId, toolCallId, error: message });
+      return deny(message);
+    }
+    trace("gate:committed", { turnId: context.turnId, toolCallId, toolName });
+    return { decision: "allow" };
+  };
+}
+
+function deny(reason: string): ToolGateAnswer {
+  return { decision: "deny", reason };
+}
