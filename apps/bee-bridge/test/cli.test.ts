@@ -127,3 +127,43 @@ describe("empty lists are said in words", () => {
     }
   });
 });
+
+describe("bee claim-next", () => {
+  test("claims the oldest open action for its name or *, then says there is none (exit 3)", async () => {
+    const sandbox = createSandbox();
+    try {
+      const post = async (to: string, body: string) => {
+        const posted = await runBundle(["post", "--to", to, "--json", body], sandbox.env);
+        expect(posted.code).toBe(0);
+        return (JSON.parse(posted.stdout) as { id: string }).id;
+      };
+      const forBob = await post("bob", "for bob");
+      const forAlice = await post("alice", "for alice");
+      const forAnyone = await post("*", "for anyone");
+
+      const first = await runBundle(["claim-next", "--as", "alice"], sandbox.env);
+      expect(first.stderr).toBe("");
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(new RegExp(`^claimed ${forAlice} as agent:alice#[0-9a-f]{8}\\n$`));
+
+      const second = await runBundle(["claim-next", "--as", "alice", "--json"], sandbox.env);
+      expect(second.code).toBe(0);
+      expect(JSON.parse(second.stdout)).toMatchObject({
+        outcome: "claimed",
+        record: { id: forAnyone, state: "claimed" },
+      });
+
+      const none = await runBundle(["claim-next", "--as", "alice"], sandbox.env);
+      expect(none).toMatchObject({ code: 3, stdout: "none: no open action for alice or *\n" });
+      const noneJson = await runBundle(["claim-next", "--as", "alice", "--json"], sandbox.env);
+      expect(noneJson.code).toBe(3);
+      expect(JSON.parse(noneJson.stdout)).toEqual({ outcome: "none" });
+
+      // Bob's action was never anyone else's to take.
+      const bob = await runBundle(["claim-next", "--as", "bob", "--json"], sandbox.env);
+      expect(JSON.parse(bob.stdout)).toMatchObject({ outcome: "claimed", record: { id: forBob } });
+    } finally {
+      sandbox.dispose();
+    }
+  });
+});

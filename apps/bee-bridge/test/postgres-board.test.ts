@@ -228,6 +228,33 @@ describe("bee_claim_next on a PostgreSQL board", () => {
   });
 });
 
+describe("bee claim-next on a PostgreSQL board", () => {
+  test("when the answer to its claim is lost, it fails (exit 1) saying how to find the claim, and claims nothing else", async () => {
+    const board = freshBoard();
+    const tap = await RoundTripTap.start(board);
+    cleanups.push(() => tap.close());
+    const env = machine(tap.url).env;
+    const inspector = await openBoard(board);
+    cleanups.push(() => inspector.close());
+    const first = await inspector.post({ kind: "task", to: "*", from: "human", body: "first" });
+    const second = await inspector.post({ kind: "task", to: "*", from: "human", body: "second" });
+    const cut = tap.cutAnswerTo("claim_next", 1);
+    const lost = await runBee(["claim-next", "--as", "zeta"], env);
+    await cut;
+    expect(lost.code).toBe(1);
+    expect(lost.stderr).toMatch(
+      /may or may not have been made.*run `bee list` and look for an action claimed/,
+    );
+    expect(lost.stderr).not.toContain(passwordOf(board));
+    // Claimed once: a repeated claim would have taken the second action too.
+    expect(await inspector.get(first.id)).toMatchObject({
+      state: "claimed",
+      claimedBy: expect.stringMatching(/^agent:zeta#[0-9a-f]{8}$/),
+    });
+    expect(await inspector.get(second.id)).toMatchObject({ state: "open" });
+  });
+});
+
 describe("a PostgreSQL server that is away", () => {
   let cluster: TestCluster;
 

@@ -1,3 +1,4 @@
+import { BoardError } from "@bridgeworks/board";
 import { defineCommand, integer, UsageError } from "@bridgeworks/cli";
 import {
   ActionBody,
@@ -15,7 +16,7 @@ import { boardOptions, parseValue, withBoard } from "./board-options.js";
 import type { BeeContext } from "./context.js";
 import { describeHolder, describeRecord } from "./describe-records.js";
 
-/** bee's own exit code beyond 0/1/2: a claim lost the race. */
+/** bee's own exit code beyond 0/1/2: nothing was claimed (the race was lost, or nothing was open). */
 export const takenExitCode = 3;
 
 const command = defineCommand<BeeContext>();
@@ -109,6 +110,44 @@ export const claimCommand = command({
     return outcome.outcome === "claimed" ? 0 : takenExitCode;
   },
 });
+
+export const claimNextCommand = command({
+  name: "claim-next",
+  summary: `claim the oldest open action for NAME or * (exit ${takenExitCode} when there is none)`,
+  options: { as: asOption, ...boardOptions },
+  examples: [
+    { command: "bee claim-next --as alice", summary: "registers agent:alice#… and claims its next action" },
+  ],
+  async run({ options }, context) {
+    const name = parseValue(AgentName, options.as ?? "human", "--as");
+    const outcome = await withBoard(context, options.board, async (board) => {
+      const agent = await retryWhileBusy(() => board.register(name), busyRetry);
+      return retryWhileBusy(() => claimNextOnce(() => board.claimNext(agent.identity)), busyRetry);
+    });
+    if (options.json) context.stdout(`${JSON.stringify(outcome)}\n`);
+    else if (outcome.outcome === "claimed")
+      context.stdout(`claimed ${outcome.record.id} as ${outcome.record.claimedBy}\n`);
+    else context.stdout(`none: no open action for ${name} or *\n`);
+    return outcome.outcome === "claimed" ? 0 : takenExitCode;
+  },
+});
+
+/**
+ * A claimNext whose answer was lost may have claimed an action: repeating it could leave that action
+ * held by an identity nobody acts for, so an unsure failure is reported and never retried.
+ */
+async function claimNextOnce<T>(claim: () => Promise<T>): Promise<T> {
+  try {
+    return await claim();
+  } catch (error) {
+    if (!(error instanceof BoardError) || !error.unsure) throw error;
+    // Not a BoardError, so the busy retry stops here.
+    throw new Error(
+      `${error.message}: run \`bee list\` and look for an action claimed by an identity of this name before claiming again`,
+      { cause: error },
+    );
+  }
+}
 
 export const completeCommand = command({
   name: "complete",

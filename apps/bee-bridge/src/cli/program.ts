@@ -1,7 +1,14 @@
 import { BoardError } from "@bridgeworks/board";
 import { type Program, runProgram } from "@bridgeworks/cli";
 import { beeVersion } from "../version.js";
-import { claimCommand, completeCommand, listCommand, postCommand, takenExitCode } from "./action-commands.js";
+import {
+  claimCommand,
+  claimNextCommand,
+  completeCommand,
+  listCommand,
+  postCommand,
+  takenExitCode,
+} from "./action-commands.js";
 import { agentsCommand, boardGroup } from "./board-commands.js";
 import { bridgeCommand, hookGroup } from "./bridge-commands.js";
 import type { BeeContext } from "./context.js";
@@ -19,6 +26,7 @@ export const beeProgram: Program<BeeContext> = {
     listCommand,
     agentsCommand,
     claimCommand,
+    claimNextCommand,
     completeCommand,
     boardGroup,
     setupGroup,
@@ -26,7 +34,7 @@ export const beeProgram: Program<BeeContext> = {
   notes: [
     "The board: --board, else BEE_BOARD, else $XDG_STATE_HOME/bee/board.db. A postgres:// URL puts it on",
     "PostgreSQL; keep its password in BEE_BOARD or PGPASSWORD, never on the command line.",
-    `Exit codes: 0 done; 1 failed (board error, retire failed); 2 bad usage; ${takenExitCode} a claim lost the race.`,
+    `Exit codes: 0 done; 1 failed (board error, retire failed); 2 bad usage; ${takenExitCode} nothing claimed (lost the race, or none open).`,
   ].join("\n"),
   describeFailure(error) {
     if (!(error instanceof BoardError)) return undefined;

@@ -8,7 +8,7 @@ interface Relayed {
 /** A cut armed for the next round trip on any connection. */
 type Cut =
   | { kind: "request"; done: () => void }
-  | { kind: "answer"; readyForQuery: number; done: () => void };
+  | { kind: "answer"; readyForQuery: number; done: () => void; matching?: string };
 
 const readyForQuery = 0x5a; // 'Z': the server finished a query (a pipeline ends one per query)
 
@@ -91,6 +91,17 @@ export class RoundTripTap {
     });
   }
 
+  /**
+   * Like `cutNextAnswer`, for the next round trip whose request names `text` (a statement's SQL or
+   * name, e.g. `claim_next`): for a client whose other round trips (connecting, checking the schema)
+   * cannot be counted in advance.
+   */
+  cutAnswerTo(text: string, queries: number): Promise<void> {
+    return new Promise((done) => {
+      this.#cut = { kind: "answer", readyForQuery: queries, done, matching: text };
+    });
+  }
+
   async close(): Promise<void> {
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -110,8 +121,13 @@ export class RoundTripTap {
     client.on("data", (chunk) => {
       if (answered) {
         relayed.roundTrips += 1;
-        cut = this.#cut;
-        this.#cut = undefined;
+        const armed = this.#cut;
+        if (armed?.kind === "answer" && armed.matching !== undefined && !chunk.includes(armed.matching)) {
+          cut = undefined;
+        } else {
+          cut = armed;
+          this.#cut = undefined;
+        }
       }
       answered = false;
       if (cut?.kind === "request") {
