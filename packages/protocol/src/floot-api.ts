@@ -49,6 +49,11 @@ export const FlootSessionOptions = z.strictObject({
    * `Read`, `Grep`, `Glob`, `LS` and the daemon's MCP tools marked `readOnlyHint`).
    */
   effectFreeTools: z.array(z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "not a tool name")).optional(),
+  /**
+   * Claude Code only: how long a permission request waits for a human before the call is denied;
+   * unset waits indefinitely (bounded only by the tool timeout, `FLOOT_TOOL_TIMEOUT_MS`).
+   */
+  permissionTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
 });
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
 
@@ -64,6 +69,7 @@ export const FlootSession = z.strictObject({
   codexConfig: z.array(z.string()).optional(),
   allowedTools: z.array(z.string()).optional(),
   permissionMode: FlootSessionOptions.shape.permissionMode,
+  permissionTimeoutMs: FlootSessionOptions.shape.permissionTimeoutMs,
   /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
   effectFreeTools: z.array(z.string()),
 });

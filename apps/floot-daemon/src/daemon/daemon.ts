@@ -30,6 +30,7 @@ import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
+import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { runtimeDirFor } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
@@ -129,6 +130,12 @@ async function startLocked(
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
   const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
+  const permissions = new PermissionBroker({
+    journal,
+    rulesOf: (sessionId) => sessionRulesOf(sessionId, sessions, journal),
+    timeoutOf: (sessionId) => sessions.options(sessionId).permissionTimeoutMs,
+    startRetry: (turn) => coordinator?.kick(turn.sessionId),
+  });
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
     journal,
@@ -140,7 +147,7 @@ async function startLocked(
     bridgesDir: join(stateDir, "bridges"),
     generation,
     authorize: (token) => tokens.authorize(token),
-    createServer: (context) => createFlootMcpServer(context, secrets, logger),
+    createServer: (context) => createFlootMcpServer(context, secrets, permissions, logger),
     handleRequest: gate,
     onEvent: (event) => {
       if (event.type === "refused" || event.type === "error")
@@ -159,10 +166,12 @@ async function startLocked(
     journal,
     sessions,
     secrets,
+    permissions,
     logger,
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
     trace,
-    adapterFor: (session) => adapterFor(session, sessions, env),
+    adapterFor: (session) =>
+      adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
@@ -195,6 +204,7 @@ async function startLocked(
       sessions,
       coordinator,
       secrets,
+      permissions,
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
@@ -251,8 +261,14 @@ function removeOwnDaemonFile(path: string): void {
   }
 }
 
+/** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
+function sessionRulesOf(sessionId: string, sessions: SessionStore, journal: TurnJournal): string[] {
+  return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
+}
+
 function adapterFor(
   session: SessionRecord,
+  rules: readonly string[],
   sessions: SessionStore,
   env: Readonly<Record<string, string | undefined>>,
 ): BackendAdapter {
@@ -269,7 +285,7 @@ function adapterFor(
       installHint: `${claudeInstallHint}, or set FLOOT_CLAUDE_COMMAND to its path`,
       // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
       includePartialMessages: true,
-      ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
+      ...(rules.length > 0 && { allowedTools: rules }),
       ...(options.permissionMode !== undefined && {
         extraArgs: ["--permission-mode", options.permissionMode],
       }),

@@ -3,12 +3,14 @@ import type { AddressInfo } from "node:net";
 import type { FlootDaemonStatus } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { createGuards } from "./guards.js";
+import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes } from "./routes.js";
 import { createUiPages } from "./ui-pages.js";
 
@@ -17,6 +19,7 @@ export interface ApiDeps {
   sessions: SessionStore;
   coordinator: TurnCoordinator;
   secrets: SecretBroker;
+  permissions: PermissionBroker;
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
@@ -43,10 +46,13 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   const openStreams = new Set<ServerResponse>();
   const guards = createGuards({ token: deps.token, uiAuth: deps.uiAuth, port: () => boundPort });
   const ui = createUiPages({ uiAuth: deps.uiAuth, guards, uiDir: deps.uiDir });
-  const routes = apiRoutes({
-    ...deps,
-    follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
-  });
+  const routes = [
+    ...apiRoutes({
+      ...deps,
+      follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
+    }),
+    ...permissionRoutes(deps),
+  ];
 
   async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
     guards.checkHostAndOrigin(request);
