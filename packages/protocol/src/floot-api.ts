@@ -57,7 +57,25 @@ export const FlootSessionOptions = z.strictObject({
 });
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
 
-export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backend });
+const claudeOnlyOptions = ["allowedTools", "permissionMode", "permissionTimeoutMs"] as const;
+
+/**
+ * A Codex session's approvals are explicit at creation: `codex exec` 0.171 cannot route an approval
+ * request to anyone (see the floot-daemon README), so Claude Code's permission options are refused for it.
+ */
+export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backend }).superRefine(
+  (request, context) => {
+    if (request.backend !== "codex") return;
+    for (const field of claudeOnlyOptions) {
+      if (request[field] !== undefined)
+        context.addIssue({
+          code: "custom",
+          path: [field],
+          message: `${field} is for Claude Code sessions; a Codex session's policy is its --codex-config (sandbox_mode), and codex exec never asks`,
+        });
+    }
+  },
+);
 export type CreateSessionRequest = z.infer<typeof CreateSessionRequest>;
 
 /** A session as the API shows it: the journal's record plus its configuration (env names only). */
