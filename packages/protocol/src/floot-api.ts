@@ -182,3 +182,29 @@ export const FlootApiError = z.strictObject({
   }),
 });
 export type FlootApiError = z.infer<typeof FlootApiError>;
+
+/**
+ * One backend CLI as the daemon finds it: where (`path`), which `version` (its `--version` line), and
+ * whether it looks signed in: an API key variable set (`via: "env"`, the variable's name) or a
+ * credentials file present (`via: "credentials_file"`, its path). Never a value.
+ */
+export const FlootBackendStatus = z.strictObject({
+  backend: Backend,
+  command: z.string(),
+  installed: z.boolean(),
+  path: z.string().optional(),
+  version: z.string().optional(),
+  signedIn: z.strictObject({
+    likely: z.boolean(),
+    via: z.enum(["env", "credentials_file", "none"]),
+    /** The variable's name or the file's path; what was looked for when `via` is `none`. */
+    detail: z.string(),
+  }),
+  /** How to install it (and point the daemon at it). */
+  installHint: z.string(),
+});
+export type FlootBackendStatus = z.infer<typeof FlootBackendStatus>;
+
+/** `GET /v1/backends`. */
+export const FlootBackendList = z.strictObject({ backends: z.array(FlootBackendStatus) });
+export type FlootBackendList = z.infer<typeof FlootBackendList>;

@@ -4,8 +4,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type BackendAdapter,
-  claudeInstallHint,
-  codexInstallHint,
   createClaudeAdapter,
   createCodexAdapter,
   readProcessStatus,
@@ -28,6 +26,7 @@ import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
+import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
 import { PermissionBroker } from "./permission-broker.js";
@@ -205,6 +204,7 @@ async function startLocked(
       coordinator,
       secrets,
       permissions,
+      backends: () => describeBackends(env, stateDir),
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
@@ -281,8 +281,8 @@ function adapterFor(
   if (session.backend === "claude") {
     return createClaudeAdapter({
       ...common,
-      command: env.FLOOT_CLAUDE_COMMAND || "claude",
-      installHint: `${claudeInstallHint}, or set FLOOT_CLAUDE_COMMAND to its path`,
+      command: backendCommandOf("claude", env),
+      installHint: installHintOf("claude"),
       // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
       includePartialMessages: true,
       ...(rules.length > 0 && { allowedTools: rules }),
@@ -293,8 +293,8 @@ function adapterFor(
   }
   return createCodexAdapter({
     ...common,
-    command: env.FLOOT_CODEX_COMMAND || "codex",
-    installHint: `${codexInstallHint}, or set FLOOT_CODEX_COMMAND to its path`,
+    command: backendCommandOf("codex", env),
+    installHint: installHintOf("codex"),
     ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
   });
 }

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FlootDaemonStatus } from "@bridgeworks/protocol";
-import type { Logger } from "@bridgeworks/runtime";
+import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
+import { type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
@@ -11,7 +11,7 @@ import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { createGuards } from "./guards.js";
 import { permissionRoutes } from "./permission-routes.js";
-import { apiRoutes } from "./routes.js";
+import { apiRoutes, type Route } from "./routes.js";
 import { createUiPages } from "./ui-pages.js";
 
 export interface ApiDeps {
@@ -20,6 +20,8 @@ export interface ApiDeps {
   coordinator: TurnCoordinator;
   secrets: SecretBroker;
   permissions: PermissionBroker;
+  /** Each backend CLI: installed, version, signed in (`GET /v1/backends`). */
+  backends: () => Promise<FlootBackendStatus[]>;
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
@@ -46,12 +48,17 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   const openStreams = new Set<ServerResponse>();
   const guards = createGuards({ token: deps.token, uiAuth: deps.uiAuth, port: () => boundPort });
   const ui = createUiPages({ uiAuth: deps.uiAuth, guards, uiDir: deps.uiDir });
-  const routes = [
+  const routes: Route[] = [
     ...apiRoutes({
       ...deps,
       follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
     }),
     ...permissionRoutes(deps),
+    {
+      method: "GET",
+      pattern: /^\/v1\/backends$/,
+      handler: async (_q, r) => sendJson(r, 200, { backends: await deps.backends() }),
+    },
   ];
 
   async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
