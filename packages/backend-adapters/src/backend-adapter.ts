@@ -16,6 +16,11 @@ export interface McpSpec {
   tools: readonly string[];
   /** How long one tool call may take: long enough for a human answering a secret form. */
   toolTimeoutMs: number;
+  /**
+   * Claude Code only: the server's tool that answers permission prompts (`--permission-prompt-tool
+   * mcp__<serverName>__<tool>`), asked for every call outside the turn's rules.
+   */
+  permissionPromptTool?: string;
 }
 
 /**

@@ -110,7 +110,16 @@ function mcpArgs(spec: McpSpec, args: string[]): string[] {
   const envByReference = env && Object.fromEntries(Object.keys(env).map((key) => [key, `\${${key}}`]));
   const server = { type: "stdio", command, args: mountArgs, ...(envByReference && { env: envByReference }) };
   args.push("--mcp-config", JSON.stringify({ mcpServers: { [name]: server } }), "--strict-mcp-config");
-  return checkedToolNames(spec).map((tool) => `mcp__${name}__${tool}`);
+  if (spec.permissionPromptTool !== undefined) {
+    if (!checkedToolNames(spec).includes(spec.permissionPromptTool)) {
+      throw new Error(`permissionPromptTool ${spec.permissionPromptTool} is not one of the mount's tools`);
+    }
+    args.push("--permission-prompt-tool", `mcp__${name}__${spec.permissionPromptTool}`);
+  }
+  // The prompt tool answers Claude Code, not the model: a call of it by the model is asked about (and refused).
+  return checkedToolNames(spec)
+    .filter((tool) => tool !== spec.permissionPromptTool)
+    .map((tool) => `mcp__${name}__${tool}`);
 }
 
 /**

@@ -204,6 +204,36 @@ describe("Claude Code argv and environment", () => {
     expect(prepared.launch.args.join(" ")).not.toContain("secret-turn-token");
   });
 
+  test("the permission prompt tool: --permission-prompt-tool on the mount, never in --allowedTools", () => {
+    const adapter = createClaudeAdapter({ baseEnv, fs: fakeFs().fs, allowedTools: ["Bash(npm test:*)"] });
+    const mount = { command: "node", args: [] };
+    const args = adapter.prepareTurn({
+      prompt: "x",
+      cwd: "/w",
+      mcp: {
+        mount,
+        tools: ["requestSecret", "permissionPrompt"],
+        toolTimeoutMs: 1000,
+        permissionPromptTool: "permissionPrompt",
+      },
+    }).launch.args;
+    const at = (flag: string) => args[args.indexOf(flag) + 1];
+    expect(at("--permission-prompt-tool")).toBe("mcp__floot__permissionPrompt");
+    expect(at("--allowedTools")).toBe("mcp__floot__requestSecret,Bash(npm test:*)");
+    expect(() =>
+      adapter.prepareTurn({
+        prompt: "x",
+        cwd: "/w",
+        mcp: {
+          mount,
+          tools: ["requestSecret"],
+          toolTimeoutMs: 1000,
+          permissionPromptTool: "permissionPrompt",
+        },
+      }),
+    ).toThrow(/not one of the mount's tools/);
+  });
+
   test("rejects MCP names that cannot be spelled in a tool name", () => {
     const adapter = createClaudeAdapter({ baseEnv, fs: fakeFs().fs });
     const mount = { command: "node", args: [] };

@@ -49,10 +49,33 @@ export const FlootSessionOptions = z.strictObject({
    * `Read`, `Grep`, `Glob`, `LS` and the daemon's MCP tools marked `readOnlyHint`).
    */
   effectFreeTools: z.array(z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "not a tool name")).optional(),
+  /**
+   * Claude Code only: how long a permission request waits for a human before the call is denied;
+   * unset waits indefinitely (bounded only by the tool timeout, `FLOOT_TOOL_TIMEOUT_MS`).
+   */
+  permissionTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
 });
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
 
-export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backend });
+const claudeOnlyOptions = ["allowedTools", "permissionMode", "permissionTimeoutMs"] as const;
+
+/**
+ * A Codex session's approvals are explicit at creation: `codex exec` 0.171 cannot route an approval
+ * request to anyone (see the floot-daemon README), so Claude Code's permission options are refused for it.
+ */
+export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backend }).superRefine(
+  (request, context) => {
+    if (request.backend !== "codex") return;
+    for (const field of claudeOnlyOptions) {
+      if (request[field] !== undefined)
+        context.addIssue({
+          code: "custom",
+          path: [field],
+          message: `${field} is for Claude Code sessions; a Codex session's policy is its --codex-config (sandbox_mode), and codex exec never asks`,
+        });
+    }
+  },
+);
 export type CreateSessionRequest = z.infer<typeof CreateSessionRequest>;
 
 /** A session as the API shows it: the journal's record plus its configuration (env names only). */
@@ -64,6 +87,7 @@ export const FlootSession = z.strictObject({
   codexConfig: z.array(z.string()).optional(),
   allowedTools: z.array(z.string()).optional(),
   permissionMode: FlootSessionOptions.shape.permissionMode,
+  permissionTimeoutMs: FlootSessionOptions.shape.permissionTimeoutMs,
   /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
   effectFreeTools: z.array(z.string()),
 });
@@ -158,3 +182,29 @@ export const FlootApiError = z.strictObject({
   }),
 });
 export type FlootApiError = z.infer<typeof FlootApiError>;
+
+/**
+ * One backend CLI as the daemon finds it: where (`path`), which `version` (its `--version` line), and
+ * whether it looks signed in: an API key variable set (`via: "env"`, the variable's name) or a
+ * credentials file present (`via: "credentials_file"`, its path). Never a value.
+ */
+export const FlootBackendStatus = z.strictObject({
+  backend: Backend,
+  command: z.string(),
+  installed: z.boolean(),
+  path: z.string().optional(),
+  version: z.string().optional(),
+  signedIn: z.strictObject({
+    likely: z.boolean(),
+    via: z.enum(["env", "credentials_file", "none"]),
+    /** The variable's name or the file's path; what was looked for when `via` is `none`. */
+    detail: z.string(),
+  }),
+  /** How to install it (and point the daemon at it). */
+  installHint: z.string(),
+});
+export type FlootBackendStatus = z.infer<typeof FlootBackendStatus>;
+
+/** `GET /v1/backends`. */
+export const FlootBackendList = z.strictObject({ backends: z.array(FlootBackendStatus) });
+export type FlootBackendList = z.infer<typeof FlootBackendList>;

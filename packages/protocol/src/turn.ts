@@ -235,6 +235,32 @@ export const SecretResolvedEvent = z.strictObject({
 });
 export type SecretResolvedEvent = z.infer<typeof SecretResolvedEvent>;
 
+/** Claude Code asked the daemon's permission prompt tool whether a tool call may run. */
+export const PermissionRequestedEvent = z.strictObject({
+  type: z.literal("permission.requested"),
+  requestId: JournalId,
+  toolName: z.string().min(1),
+  /** The call's input, bounded (`permissionInputSummaryChars`). */
+  inputSummary: z.string(),
+  /** The session's rules in force when Claude Code asked: none of them matched the call. */
+  unmatchedRules: z.array(z.string()),
+  /** A rule in Claude Code's syntax that "allow for this session" would add, e.g. `Bash(npm:*)`. */
+  suggestedRule: z.string(),
+});
+export type PermissionRequestedEvent = z.infer<typeof PermissionRequestedEvent>;
+
+/** A permission request was decided, closed, or its decision reached a call (`applied`). */
+export const PermissionResolvedEvent = z.strictObject({
+  type: z.literal("permission.resolved"),
+  requestId: JournalId,
+  status: z.enum(["allowed", "denied", "cancelled", "expired", "orphaned", "applied"]),
+  /** For `allowed` by a session rule: the rule added. */
+  rule: z.string().optional(),
+  /** For `denied`: what the model is told. */
+  message: z.string().optional(),
+});
+export type PermissionResolvedEvent = z.infer<typeof PermissionResolvedEvent>;
+
 /**
  * The pre-tool gate admitted a tool call: committed (synchronous=FULL) before the CLI's hook was
  * answered, so before the tool could run. `inputPreview` is the call's input as JSON text, cut to
@@ -267,6 +293,8 @@ export type TerminalEvent = z.infer<typeof TerminalEvent>;
 export const JournalEvent = z.discriminatedUnion("type", [
   SecretRequestedEvent,
   SecretResolvedEvent,
+  PermissionRequestedEvent,
+  PermissionResolvedEvent,
   ToolAdmittedEvent,
   PhaseEvent,
   TerminalEvent,
@@ -326,11 +354,14 @@ export const turnEventEffects: Readonly<Record<TurnEventType, readonly TurnEffec
   // Committed before the tool may run: the effect is recorded before it can happen.
   "tool.admitted": ["tool_started"],
   "secret.requested": ["tool_started"],
+  // A human has been asked: a blind replay would ask again, so only a decision and a retry carry on.
+  "permission.requested": ["tool_started"],
   "tool.completed": noEffects,
   usage: noEffects,
   warning: noEffects,
   error: noEffects,
   "secret.resolved": noEffects,
+  "permission.resolved": noEffects,
   phase: noEffects,
   terminal: noEffects,
 };

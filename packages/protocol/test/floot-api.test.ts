@@ -52,6 +52,14 @@ describe("CreateSessionRequest", () => {
       "codexConfig.0",
     ]);
   });
+
+  test("a Codex session refuses Claude Code's permission options: its policy is explicit at creation", () => {
+    expect(
+      failedPaths(CreateSessionRequest, { backend: "codex", allowedTools: ["Bash"], permissionTimeoutMs: 5 }),
+    ).toEqual(["allowedTools", "permissionTimeoutMs"]);
+    const claude = { backend: "claude", allowedTools: ["Bash(npm test:*)"], permissionTimeoutMs: 60_000 };
+    expect(CreateSessionRequest.parse(claude)).toEqual(claude);
+  });
 });
 
 describe("FlootSession", () => {

@@ -11,6 +11,8 @@ export type JournalErrorCode =
   | "turn_has_effects"
   | "secret_request_not_found"
   | "secret_request_closed"
+  | "permission_request_not_found"
+  | "permission_request_closed"
   | "journal_too_new";
 
 /** A refusal the caller can act on: `code` says what, `message` names the field or the record. */

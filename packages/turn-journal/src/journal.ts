@@ -4,6 +4,10 @@ import {
   isActiveTurnPhase,
   isTerminalTurnPhase,
   JournalId,
+  PermissionDecision,
+  type PermissionRequest,
+  PermissionRequestDraft,
+  PermissionRule,
   type SecretRequest,
   SecretRequestDraft,
   SecretResolution,
@@ -27,6 +31,12 @@ import { effectBitsOf } from "./effects.js";
 import { JournalError, parseInput } from "./errors.js";
 import { createUuidV7Generator } from "./ids.js";
 import { migrate } from "./migrations.js";
+import {
+  type PermissionRequestRow,
+  type PermissionStatements,
+  preparePermissionStatements,
+  toPermissionRequest,
+} from "./permission-rows.js";
 import { acceptsEvents, assertOwnerTransition } from "./phases.js";
 import {
   type SecretRequestRow,
@@ -115,6 +125,7 @@ export class TurnJournal {
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
+  readonly #permissions: PermissionStatements;
   readonly #clock: Clock;
   readonly #newId: () => string;
   readonly #batch: BatchPolicy;
@@ -153,6 +164,7 @@ export class TurnJournal {
       this.#db.pragma("foreign_keys = ON");
       migrate(this.#db);
       this.#sql = prepareStatements(this.#db);
+      this.#permissions = preparePermissionStatements(this.#db);
     } catch (error) {
       this.#db.close();
       throw error;
@@ -585,6 +597,175 @@ export class TurnJournal {
     return rows.map(toSecretRequest);
   }
 
+  // ---- permission requests -----------------------------------------------------------------------
+
+  /**
+   * Records that Claude Code asks whether a call of a live turn may run: the request and its
+   * `permission.requested` event commit together. The same call asking again gets the same request.
+   */
+  requestPermission(turnId: string, draft: PermissionRequestDraft): PermissionRequest {
+    const valid = parseInput(PermissionRequestDraft, draft, "draft");
+    this.flush();
+    const requestId = this.#transaction(() => {
+      const existing = this.#permissions.byToolCall.get(turnId, valid.toolCallKey);
+      if (existing) return existing.id;
+      const turn = this.#requireTurnRow(turnId);
+      if (!acceptsEvents(turn.phase)) {
+        throw new JournalError(
+          "not_accepting_events",
+          `turn ${turnId} is ${turn.phase}; only a live turn can ask for permission`,
+        );
+      }
+      const id = JournalId.parse(this.#newId());
+      this.#permissions.insert.run({
+        id,
+        turn_id: turnId,
+        session_id: turn.session_id,
+        tool_call_key: valid.toolCallKey,
+        tool_name: valid.toolName,
+        input_summary: valid.inputSummary,
+        input_digest: valid.inputDigest,
+        unmatched_rules: JSON.stringify(valid.unmatchedRules),
+        suggested_rule: valid.suggestedRule,
+        now: this.#clock.now(),
+      });
+      const { toolName, inputSummary, unmatchedRules, suggestedRule } = valid;
+      this.#changeTurn(turn, {
+        events: [
+          {
+            type: "permission.requested",
+            requestId: id,
+            toolName,
+            inputSummary,
+            unmatchedRules,
+            suggestedRule,
+          },
+        ],
+      });
+      return id;
+    });
+    this.#subscribers.notify([turnId]);
+    return this.#requirePermissionRequest(requestId);
+  }
+
+  /**
+   * Records a human's decision on a pending or orphaned request; "allow for this session" adds its rule
+   * to the session in the same transaction. The decision is applied later (`applyPermissionDecision`).
+   */
+  decidePermissionRequest(requestId: string, decision: PermissionDecision): PermissionRequest {
+    const valid = parseInput(PermissionDecision, decision, "decision");
+    if (valid.behavior === "allow" && valid.scope === "session" && valid.rule === undefined) {
+      throw new JournalError("invalid_input", "decision.rule: allowing for the session needs a rule");
+    }
+    this.flush();
+    const touched = this.#transaction(() => {
+      const request = this.#requirePermissionRow(requestId);
+      if (request.status !== "pending" && request.status !== "orphaned") {
+        throw new JournalError(
+          "permission_request_closed",
+          `permission request ${requestId} is already ${request.status}`,
+        );
+      }
+      const now = this.#clock.now();
+      const status = valid.behavior === "allow" ? "allowed" : "denied";
+      this.#permissions.decide.run(status, JSON.stringify(valid), now, now, requestId);
+      const rule = valid.behavior === "allow" && valid.scope === "session" ? valid.rule : undefined;
+      if (rule !== undefined) this.#permissions.addRule.run(request.session_id, rule, now);
+      const turn = this.#requireTurnRow(request.turn_id);
+      if (!acceptsEvents(turn.phase)) return [];
+      this.#changeTurn(turn, {
+        events: [
+          {
+            type: "permission.resolved",
+            requestId,
+            status,
+            ...(rule !== undefined && { rule }),
+            ...(valid.behavior === "deny" && valid.message !== undefined && { message: valid.message }),
+          },
+        ],
+      });
+      return [turn.id];
+    });
+    this.#subscribers.notify(touched);
+    return this.#requirePermissionRequest(requestId);
+  }
+
+  /**
+   * Marks a decision as having reached a call of `turnId` (the one that asked, or its retry's identical
+   * call), with a `permission.resolved` `applied` event on that turn. Once: a second apply is refused.
+   */
+  applyPermissionDecision(requestId: string, turnId: string): PermissionRequest {
+    this.flush();
+    const touched = this.#transaction(() => {
+      const request = this.#requirePermissionRow(requestId);
+      const now = this.#clock.now();
+      if (request.decision === null || this.#permissions.apply.run(now, now, requestId).changes !== 1) {
+        throw new JournalError(
+          "permission_request_closed",
+          `permission request ${requestId} is ${request.applied_at !== null ? "already applied" : request.status}`,
+        );
+      }
+      const turn = this.#requireTurnRow(turnId);
+      if (!acceptsEvents(turn.phase)) return [];
+      this.#changeTurn(turn, { events: [{ type: "permission.resolved", requestId, status: "applied" }] });
+      return [turn.id];
+    });
+    this.#subscribers.notify(touched);
+    return this.#requirePermissionRequest(requestId);
+  }
+
+  /** A decided request of the session, not yet applied, for the same tool and input. */
+  findUnappliedPermissionDecision(
+    sessionId: string,
+    toolName: string,
+    inputDigest: string,
+  ): PermissionRequest | undefined {
+    const row = this.#permissions.unapplied.get(sessionId, toolName, inputDigest);
+    return row && toPermissionRequest(row);
+  }
+
+  /** A pending request nobody decided in time (the session's timeout): `expired`, final. */
+  expirePermissionRequest(requestId: string): PermissionRequest {
+    this.flush();
+    const touched = this.#transaction(() => {
+      const request = this.#requirePermissionRow(requestId);
+      if (request.status !== "pending") return [];
+      this.#permissions.setStatus.run("expired", this.#clock.now(), requestId);
+      const turn = this.#requireTurnRow(request.turn_id);
+      if (!acceptsEvents(turn.phase)) return [];
+      this.#changeTurn(turn, { events: [{ type: "permission.resolved", requestId, status: "expired" }] });
+      return [turn.id];
+    });
+    this.#subscribers.notify(touched);
+    return this.#requirePermissionRequest(requestId);
+  }
+
+  getPermissionRequest(requestId: string): PermissionRequest | undefined {
+    const row = this.#permissions.byId.get(requestId);
+    return row && toPermissionRequest(row);
+  }
+
+  /** Requests a human can still decide (pending or orphaned), oldest first. */
+  listOpenPermissionRequests(): PermissionRequest[] {
+    return this.#permissions.open.all().map(toPermissionRequest);
+  }
+
+  /** The rules "allow for this session" added, in the order they were added. */
+  listSessionRules(sessionId: string): string[] {
+    this.#requireSession(sessionId);
+    return this.#permissions.rules.all(sessionId);
+  }
+
+  /** Removes a session rule; later turns no longer get it. Removing a rule that is not there is a no-op. */
+  removeSessionRule(sessionId: string, rule: string): string[] {
+    const valid = parseInput(PermissionRule, rule, "rule");
+    this.#transaction(() => {
+      this.#requireSession(sessionId);
+      this.#permissions.removeRule.run(sessionId, valid);
+    });
+    return this.listSessionRules(sessionId);
+  }
+
   // ---- health ------------------------------------------------------------------------------------
 
   /** What this connection actually runs with, read back from SQLite. */
@@ -682,9 +863,9 @@ export class TurnJournal {
     const phase = changes.phase ?? turn.phase;
     if (changes.phase !== undefined && changes.phase !== turn.phase) {
       if (isTerminalTurnPhase(changes.phase)) {
-        events.push(
-          ...this.#closeSecretRequests(turn.id, changes.phase === "interrupted" ? "orphaned" : "cancelled"),
-        );
+        const closedAs = changes.phase === "interrupted" ? "orphaned" : "cancelled";
+        events.push(...this.#closeSecretRequests(turn.id, closedAs));
+        events.push(...this.#closePermissionRequests(turn.id, closedAs));
         events.push({
           type: "terminal",
           outcome: changes.phase,
@@ -762,6 +943,29 @@ export class TurnJournal {
       this.#sql.resolveSecretRequest.run(status, now, status === "orphaned" ? null : now, request.id);
       return { type: "secret.resolved", requestId: request.id, status };
     });
+  }
+
+  #closePermissionRequests(turnId: string, status: "orphaned" | "cancelled"): TurnEvent[] {
+    const now = this.#clock.now();
+    return this.#permissions.pendingOfTurn.all(turnId).map((request) => {
+      this.#permissions.setStatus.run(status, now, request.id);
+      return { type: "permission.resolved", requestId: request.id, status };
+    });
+  }
+
+  #requirePermissionRow(requestId: string): PermissionRequestRow {
+    const row = this.#permissions.byId.get(requestId);
+    if (!row) {
+      throw new JournalError(
+        "permission_request_not_found",
+        `permission request ${requestId} does not exist`,
+      );
+    }
+    return row;
+  }
+
+  #requirePermissionRequest(requestId: string): PermissionRequest {
+    return toPermissionRequest(this.#requirePermissionRow(requestId));
   }
 
   #requireSession(sessionId: string): SessionRecord {

@@ -146,6 +146,49 @@ const migrations: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'turns: recorded effects are never cleared'); END;
     `,
   },
+  {
+    version: 4,
+    // Permission requests (Claude Code's --permission-prompt-tool) and the rules "allow for this
+    // session" added. A call's input is kept only as a bounded summary and a digest.
+    sql: `
+      CREATE TABLE permission_requests (
+        id TEXT PRIMARY KEY,
+        turn_id TEXT NOT NULL REFERENCES turns (id),
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        tool_call_key TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        input_summary TEXT NOT NULL,
+        input_digest TEXT NOT NULL,
+        unmatched_rules TEXT NOT NULL,
+        suggested_rule TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'orphaned', 'allowed', 'denied', 'cancelled', 'expired')),
+        decision TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        decided_at INTEGER,
+        applied_at INTEGER,
+        UNIQUE (turn_id, tool_call_key),
+        CHECK ((status IN ('allowed', 'denied')) = (decision IS NOT NULL)),
+        CHECK (applied_at IS NULL OR status IN ('allowed', 'denied'))
+      ) STRICT;
+      CREATE INDEX permission_requests_open ON permission_requests (created_at)
+        WHERE status IN ('pending', 'orphaned');
+      -- Decisions not yet applied: a retry's identical call finds its decision here.
+      CREATE INDEX permission_requests_unapplied ON permission_requests (session_id, tool_name, input_digest)
+        WHERE status IN ('allowed', 'denied') AND applied_at IS NULL;
+      -- A decision is applied once.
+      CREATE TRIGGER permission_requests_applied_once BEFORE UPDATE OF applied_at ON permission_requests
+        WHEN OLD.applied_at IS NOT NULL
+        BEGIN SELECT RAISE(ABORT, 'permission_requests: a decision is applied once'); END;
+
+      CREATE TABLE session_rules (
+        session_id TEXT NOT NULL REFERENCES sessions (id),
+        rule TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, rule)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

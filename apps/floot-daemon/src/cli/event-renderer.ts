@@ -17,6 +17,10 @@ export function renderEvent({ event }: TurnEventEnvelope): string | undefined {
       return `secret requested: ${event.name} — ${event.prompt}\n   answer with: floot secret submit ${event.requestId}`;
     case "secret.resolved":
       return `secret request ${event.requestId} ${event.status}`;
+    case "permission.requested":
+      return `permission requested: ${event.toolName} ${event.inputSummary.split("\n")[0]}\n   decide with: floot approval allow|deny ${event.requestId}`;
+    case "permission.resolved":
+      return `permission request ${event.requestId} ${event.status}${event.message !== undefined ? `: ${event.message}` : ""}`;
     case "error":
       return `error: ${event.message}`;
     case "warning":

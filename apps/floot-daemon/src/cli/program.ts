@@ -2,6 +2,8 @@ import { type Program, runProgram } from "@bridgeworks/cli";
 import { ClientError } from "../client/api-client.js";
 import { StateDirLockedError, stateDirLockedExitCode } from "../daemon/state-lock.js";
 import { flootVersion } from "../version.js";
+import { approvalGroup } from "./approval-commands.js";
+import { backendsCommand } from "./backends-command.js";
 import type { FlootContext } from "./context.js";
 import { daemonCommand } from "./daemon-command.js";
 import { openCommand } from "./open-command.js";
@@ -15,7 +17,16 @@ export const flootProgram: Program<FlootContext> = {
   name: "floot",
   version: flootVersion,
   summary: "hosts Claude Code and Codex sessions whose turns survive a restart",
-  commands: [daemonCommand, openCommand, sessionGroup, sendCommand, turnGroup, secretGroup],
+  commands: [
+    daemonCommand,
+    openCommand,
+    sessionGroup,
+    sendCommand,
+    turnGroup,
+    secretGroup,
+    approvalGroup,
+    backendsCommand,
+  ],
   notes: [
     "Every command finds its daemon through <state>/daemon.json: --state, else FLOOT_STATE_DIR, else",
     "$XDG_STATE_HOME/floot, else ~/.local/state/floot.",

@@ -4,8 +4,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   type BackendAdapter,
-  claudeInstallHint,
-  codexInstallHint,
   createClaudeAdapter,
   createCodexAdapter,
   readProcessStatus,
@@ -28,8 +26,10 @@ import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
+import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
+import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { runtimeDirFor } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
@@ -129,6 +129,12 @@ async function startLocked(
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
   const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
+  const permissions = new PermissionBroker({
+    journal,
+    rulesOf: (sessionId) => sessionRulesOf(sessionId, sessions, journal),
+    timeoutOf: (sessionId) => sessions.options(sessionId).permissionTimeoutMs,
+    startRetry: (turn) => coordinator?.kick(turn.sessionId),
+  });
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
     journal,
@@ -140,7 +146,7 @@ async function startLocked(
     bridgesDir: join(stateDir, "bridges"),
     generation,
     authorize: (token) => tokens.authorize(token),
-    createServer: (context) => createFlootMcpServer(context, secrets, logger),
+    createServer: (context) => createFlootMcpServer(context, secrets, permissions, logger),
     handleRequest: gate,
     onEvent: (event) => {
       if (event.type === "refused" || event.type === "error")
@@ -159,10 +165,12 @@ async function startLocked(
     journal,
     sessions,
     secrets,
+    permissions,
     logger,
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
     trace,
-    adapterFor: (session) => adapterFor(session, sessions, env),
+    adapterFor: (session) =>
+      adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
@@ -195,6 +203,8 @@ async function startLocked(
       sessions,
       coordinator,
       secrets,
+      permissions,
+      backends: () => describeBackends(env, stateDir),
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
@@ -251,8 +261,14 @@ function removeOwnDaemonFile(path: string): void {
   }
 }
 
+/** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
+function sessionRulesOf(sessionId: string, sessions: SessionStore, journal: TurnJournal): string[] {
+  return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
+}
+
 function adapterFor(
   session: SessionRecord,
+  rules: readonly string[],
   sessions: SessionStore,
   env: Readonly<Record<string, string | undefined>>,
 ): BackendAdapter {
@@ -265,11 +281,11 @@ function adapterFor(
   if (session.backend === "claude") {
     return createClaudeAdapter({
       ...common,
-      command: env.FLOOT_CLAUDE_COMMAND || "claude",
-      installHint: `${claudeInstallHint}, or set FLOOT_CLAUDE_COMMAND to its path`,
+      command: backendCommandOf("claude", env),
+      installHint: installHintOf("claude"),
       // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
       includePartialMessages: true,
-      ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
+      ...(rules.length > 0 && { allowedTools: rules }),
       ...(options.permissionMode !== undefined && {
         extraArgs: ["--permission-mode", options.permissionMode],
       }),
@@ -277,8 +293,8 @@ function adapterFor(
   }
   return createCodexAdapter({
     ...common,
-    command: env.FLOOT_CODEX_COMMAND || "codex",
-    installHint: `${codexInstallHint}, or set FLOOT_CODEX_COMMAND to its path`,
+    command: backendCommandOf("codex", env),
+    installHint: installHintOf("codex"),
     ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
   });
 }

@@ -8,9 +8,11 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { flootVersion } from "../version.js";
+import type { PermissionBroker } from "./permission-broker.js";
+import { answerPermissionPrompt, permissionPromptTool, permissionPromptToolName } from "./permission-tool.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 
-export const flootToolNames = ["requestSecret"] as const;
+export const flootToolNames = ["requestSecret", permissionPromptToolName] as const;
 
 const RequestSecretArguments = z.strictObject({
   name: z
@@ -37,7 +39,7 @@ const requestSecretTool = {
   _meta: { "anthropic/alwaysLoad": true },
 };
 
-const flootTools = [requestSecretTool];
+const flootTools = [requestSecretTool, permissionPromptTool];
 
 /** The daemon's own MCP tools that only read (`readOnlyHint`), as the CLIs name them. */
 export function flootReadOnlyToolNames(serverName = "floot"): string[] {
@@ -56,11 +58,20 @@ function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: str
 }
 
 /** One MCP server per authorized shim connection: the tools of the turn `context`. */
-export function createFlootMcpServer(context: TurnContext, secrets: SecretBroker, logger: Logger): Server {
+export function createFlootMcpServer(
+  context: TurnContext,
+  secrets: SecretBroker,
+  permissions: PermissionBroker,
+  logger: Logger,
+): Server {
   const server = new Server({ name: "floot", version: flootVersion }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: flootTools }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args, _meta } = request.params;
+    if (name === permissionPromptToolName) {
+      const key = toolCallKeyOf(_meta as Record<string, unknown> | undefined, extra.requestId);
+      return answerPermissionPrompt(context, permissions, args, key, extra.signal, logger);
+    }
     if (name !== "requestSecret") return toolError(`unknown tool ${name}`);
     const parsed = parseToolArguments(RequestSecretArguments, args);
     if (!parsed.ok) return toolError(parsed.message);

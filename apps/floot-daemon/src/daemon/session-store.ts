@@ -59,6 +59,7 @@ export class SessionStore {
       ...(options.codexConfig !== undefined && { codexConfig: options.codexConfig }),
       ...(options.allowedTools !== undefined && { allowedTools: options.allowedTools }),
       ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
+      ...(options.permissionTimeoutMs !== undefined && { permissionTimeoutMs: options.permissionTimeoutMs }),
       effectFreeTools: [...effectFreeToolsOf(record.backend, options)],
     };
   }

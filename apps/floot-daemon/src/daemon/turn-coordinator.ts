@@ -24,6 +24,8 @@ import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import { effectFreeToolsOf } from "./effect-free-tools.js";
 import { flootToolNames } from "./mcp-tools.js";
+import type { PermissionBroker } from "./permission-broker.js";
+import { permissionPromptToolName } from "./permission-tool.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
 import { noTrace, type Trace } from "./trace.js";
@@ -45,6 +47,7 @@ export interface TurnCoordinatorOptions {
   journal: TurnJournal;
   sessions: SessionStore;
   secrets: SecretBroker;
+  permissions: PermissionBroker;
   mounts: TurnMounts;
   adapterFor(session: SessionRecord): BackendAdapter;
   logger: Logger;
@@ -160,7 +163,12 @@ export class TurnCoordinator {
         prompt: turn.input.prompt,
         cwd: workspace,
         ...this.#conversationOf(session, turn),
-        mcp: { mount: mount.mount, tools: flootToolNames, toolTimeoutMs: this.#options.toolTimeoutMs },
+        mcp: {
+          mount: mount.mount,
+          tools: flootToolNames,
+          toolTimeoutMs: this.#options.toolTimeoutMs,
+          permissionPromptTool: permissionPromptToolName,
+        },
         gate: mount.gate,
       });
       // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
@@ -208,6 +216,7 @@ export class TurnCoordinator {
     } finally {
       mount?.release();
       this.#options.secrets.releaseTurn(turn.id);
+      this.#options.permissions.releaseTurn(turn.id);
       this.#live.delete(turn.id);
       if (!this.#stopping) this.kick(turn.sessionId);
     }

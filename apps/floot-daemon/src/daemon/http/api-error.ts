@@ -35,6 +35,8 @@ const journalErrorStatus: Record<JournalErrorCode, number> = {
   turn_not_retryable: 409,
   turn_has_effects: 409,
   secret_request_closed: 409,
+  permission_request_not_found: 404,
+  permission_request_closed: 409,
   journal_too_new: 500,
 };
 

@@ -1,15 +1,17 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { FlootDaemonStatus } from "@bridgeworks/protocol";
-import type { Logger } from "@bridgeworks/runtime";
+import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
+import { type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { createGuards } from "./guards.js";
-import { apiRoutes } from "./routes.js";
+import { permissionRoutes } from "./permission-routes.js";
+import { apiRoutes, type Route } from "./routes.js";
 import { createUiPages } from "./ui-pages.js";
 
 export interface ApiDeps {
@@ -17,6 +19,9 @@ export interface ApiDeps {
   sessions: SessionStore;
   coordinator: TurnCoordinator;
   secrets: SecretBroker;
+  permissions: PermissionBroker;
+  /** Each backend CLI: installed, version, signed in (`GET /v1/backends`). */
+  backends: () => Promise<FlootBackendStatus[]>;
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
@@ -43,10 +48,18 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   const openStreams = new Set<ServerResponse>();
   const guards = createGuards({ token: deps.token, uiAuth: deps.uiAuth, port: () => boundPort });
   const ui = createUiPages({ uiAuth: deps.uiAuth, guards, uiDir: deps.uiDir });
-  const routes = apiRoutes({
-    ...deps,
-    follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
-  });
+  const routes: Route[] = [
+    ...apiRoutes({
+      ...deps,
+      follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
+    }),
+    ...permissionRoutes(deps),
+    {
+      method: "GET",
+      pattern: /^\/v1\/backends$/,
+      handler: async (_q, r) => sendJson(r, 200, { backends: await deps.backends() }),
+    },
+  ];
 
   async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
     guards.checkHostAndOrigin(request);

@@ -1,0 +1,70 @@
+import {
+  AllowPermissionRequest,
+  DenyPermissionRequest,
+  type FlootPermissionRequestList,
+  type FlootSessionRules,
+  RemoveSessionRuleRequest,
+} from "@bridgeworks/protocol";
+import { sendJson as send } from "@bridgeworks/runtime";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { PermissionBroker } from "../permission-broker.js";
+import { readBody } from "./body.js";
+import type { Route } from "./routes.js";
+
+export interface PermissionRouteDeps {
+  journal: TurnJournal;
+  permissions: PermissionBroker;
+}
+
+/** Permission requests (list, allow, deny) and each session's rules (list, remove). */
+export function permissionRoutes({ journal, permissions }: PermissionRouteDeps): Route[] {
+  const rulesOf = (sessionId: string): FlootSessionRules => ({ rules: journal.listSessionRules(sessionId) });
+  return [
+    {
+      method: "GET",
+      pattern: /^\/v1\/permission-requests$/,
+      handler: async (_q, r) => {
+        const list: FlootPermissionRequestList = { requests: journal.listOpenPermissionRequests() };
+        send(r, 200, list);
+      },
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/permission-requests\/([^/]+)\/allow$/,
+      handler: async (q, r, [id]) => {
+        const { scope, rule } = await readBody(q, AllowPermissionRequest);
+        send(
+          r,
+          200,
+          permissions.decide(id!, { behavior: "allow", scope, ...(rule !== undefined && { rule }) }),
+        );
+      },
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/permission-requests\/([^/]+)\/deny$/,
+      handler: async (q, r, [id]) => {
+        const { message } = await readBody(q, DenyPermissionRequest);
+        send(
+          r,
+          200,
+          permissions.decide(id!, { behavior: "deny", ...(message !== undefined && { message }) }),
+        );
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/sessions\/([^/]+)\/rules$/,
+      handler: async (_q, r, [id]) => send(r, 200, rulesOf(id!)),
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/sessions\/([^/]+)\/rules\/remove$/,
+      handler: async (q, r, [id]) => {
+        const { rule } = await readBody(q, RemoveSessionRuleRequest);
+        journal.removeSessionRule(id!, rule);
+        send(r, 200, rulesOf(id!));
+      },
+    },
+  ];
+}

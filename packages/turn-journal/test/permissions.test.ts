@@ -1,0 +1,80 @@
+import { PermissionRequest, type PermissionRequestDraft } from "@bridgeworks/protocol";
+import { describe, expect, test } from "vitest";
+import { createTestJournal, eventTypes, runningTurn } from "./helpers.js";
+
+const draft: PermissionRequestDraft = {
+  toolCallKey: "toolu_01A",
+  toolName: "Bash",
+  inputSummary: "npm test",
+  inputDigest: "a".repeat(64),
+  unmatchedRules: ["Read"],
+  suggestedRule: "Bash(npm:*)",
+};
+
+describe("permission requests", () => {
+  test("a request and its event commit together, with the tool_started effect; the same call gets it back", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    const request = journal.requestPermission(turn.id, draft);
+    expect(PermissionRequest.parse(request)).toMatchObject({ ...draft, status: "pending", turnId: turn.id });
+    expect(journal.requestPermission(turn.id, draft)).toEqual(request);
+    expect(journal.getTurn(turn.id)).toMatchObject({ phase: "running", effects: ["tool_started"] });
+    expect(eventTypes(journal, turn.id).at(-1)).toBe("permission.requested");
+    expect(journal.listOpenPermissionRequests().map((r) => r.id)).toEqual([request.id]);
+    expect(journal.checkConsistency()).toEqual([]);
+  });
+
+  test("a decision is applied once; allow for the session adds its rule", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    const request = journal.requestPermission(turn.id, draft);
+    expect(() =>
+      journal.decidePermissionRequest(request.id, { behavior: "allow", scope: "session" }),
+    ).toThrow(/needs a rule/);
+    const decided = journal.decidePermissionRequest(request.id, {
+      behavior: "allow",
+      scope: "session",
+      rule: "Bash(npm test:*)",
+    });
+    expect(decided).toMatchObject({ status: "allowed", decision: { rule: "Bash(npm test:*)" } });
+    expect(journal.listSessionRules(turn.sessionId)).toEqual(["Bash(npm test:*)"]);
+    expect(() => journal.decidePermissionRequest(request.id, { behavior: "deny" })).toThrow(
+      /already allowed/,
+    );
+    expect(journal.findUnappliedPermissionDecision(turn.sessionId, "Bash", draft.inputDigest)?.id).toBe(
+      request.id,
+    );
+    expect(journal.applyPermissionDecision(request.id, turn.id).appliedAt).toBeDefined();
+    expect(() => journal.applyPermissionDecision(request.id, turn.id)).toThrow(/already applied/);
+    expect(
+      journal.findUnappliedPermissionDecision(turn.sessionId, "Bash", draft.inputDigest),
+    ).toBeUndefined();
+    expect(eventTypes(journal, turn.id).slice(-2)).toEqual(["permission.resolved", "permission.resolved"]);
+    expect(journal.removeSessionRule(turn.sessionId, "Bash(npm test:*)")).toEqual([]);
+    expect(() => journal.removeSessionRule(turn.sessionId, "Bash(a) rm")).toThrow(/rule/);
+    expect(journal.checkConsistency()).toEqual([]);
+  });
+
+  test("an interrupted turn orphans its pending request; any other end cancels it", () => {
+    const { journal } = createTestJournal();
+    const first = runningTurn(journal);
+    const orphan = journal.requestPermission(first.id, draft);
+    journal.transition(first.id, { phase: "interrupted" });
+    expect(journal.getPermissionRequest(orphan.id)?.status).toBe("orphaned");
+    expect(journal.listOpenPermissionRequests().map((r) => r.id)).toEqual([orphan.id]);
+    // Still decidable: its decision waits for the retry's identical call.
+    journal.decidePermissionRequest(orphan.id, { behavior: "deny", message: "no" });
+    expect(journal.getPermissionRequest(orphan.id)).toMatchObject({
+      status: "denied",
+      decision: { message: "no" },
+    });
+
+    const second = runningTurn(journal);
+    const cancelled = journal.requestPermission(second.id, { ...draft, toolCallKey: "toolu_02" });
+    journal.transition(second.id, { phase: "completed" });
+    expect(journal.getPermissionRequest(cancelled.id)?.status).toBe("cancelled");
+    expect(() => journal.decidePermissionRequest(cancelled.id, { behavior: "deny" })).toThrow(/cancelled/);
+    expect(journal.listOpenPermissionRequests()).toEqual([]);
+    expect(journal.checkConsistency()).toEqual([]);
+  });
+});
