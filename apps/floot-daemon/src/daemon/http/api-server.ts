@@ -10,6 +10,7 @@ import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { listenOnSocket } from "./api-socket.js";
 import { createGuards } from "./guards.js";
+import { decodePathPart } from "./path-decoding.js";
 import { apiRoutes } from "./routes.js";
 import { createUiPages } from "./ui-pages.js";
 
@@ -79,7 +80,10 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
       throw new ApiError("not_found", `no route ${path}`);
     }
     if (route.tokenOnly && caller !== "token") throw new ApiError("forbidden", `${path} needs the API token`);
-    const params = route.pattern.exec(path)!.slice(1).map(decodeURIComponent);
+    const params = route.pattern
+      .exec(path)!
+      .slice(1)
+      .map((part) => decodePathPart(part, path));
     await route.handler(request, response, params);
   }
 
