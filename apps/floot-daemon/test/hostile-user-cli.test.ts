@@ -165,22 +165,10 @@ describe("attack 2: another user binds the dead daemon's port", () => {
     );
     expect(runAs(attacker, "id", ["-u"]).stdout.trim()).toBe(String(attacker));
 
-    // Nor can the attacker serve the victim's socket: its dir is the victim's, 0700.
-    const squat = runAs(attacker, process.execPath, [
-      "-e",
-      `require("node:net").createServer().listen(${JSON.stringify(daemon.file.socket)}).on("error", (e) => { console.error(e.code); process.exit(3); });`,
-    ]);
-    expect(squat.code).toBe(3);
-    expect(squat.stderr).toContain("EACCES");
-
     const secret = `victim-secret-${randomBytes(12).toString("hex")}`;
     const submitted = flootAsVictim(["secret", "submit", "sr_attacked"], `${secret}\n`);
     const listed = flootAsVictim(["session", "list"]);
     const opened = flootAsVictim(["open", "--no-browser"]);
-    for (const result of [submitted, listed, opened]) {
-      expect(result.code, result.stderr).toBe(1);
-      expect(result.stderr).toContain("is not reachable");
-    }
     // Give a late connection time to show up, then check the attacker got nothing at all.
     await new Promise((resolve) => setTimeout(resolve, 500));
     const received = listener.stdout().toString("latin1");
@@ -188,6 +176,19 @@ describe("attack 2: another user binds the dead daemon's port", () => {
     expect(received).not.toContain(token);
     expect(received).toBe("");
     expect(listener.stderr()).not.toContain("connection");
+    // Each command failed, saying the daemon is not reachable (its socket is dead).
+    for (const result of [submitted, listed, opened]) {
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toContain("is not reachable");
+    }
+
+    // Nor can the attacker serve the victim's socket: its dir is the victim's, 0700.
+    const squat = runAs(attacker, process.execPath, [
+      "-e",
+      `require("node:net").createServer().listen(${JSON.stringify(daemon.file.socket)}).on("error", (e) => { console.error(e.code); process.exit(3); });`,
+    ]);
+    expect(squat.code).toBe(3);
+    expect(squat.stderr).toContain("EACCES");
   });
 });
 
