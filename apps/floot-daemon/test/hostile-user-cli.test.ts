@@ -244,6 +244,8 @@ describe("attack 4: another user pre-creates the shared runtime dir", () => {
       expect(flootAsVictim(["session", "list"])).toMatchObject({ code: 0, stdout: "no sessions\n" });
       execFileSync("kill", ["-TERM", String(second.child.pid)]);
       await new Promise((resolve) => second.child.once("exit", resolve));
+      // A clean stop leaves no fresh dir behind.
+      expect(existsSync(dirname(second.file.socket))).toBe(false);
     },
   );
 });

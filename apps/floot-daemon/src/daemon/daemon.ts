@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -125,6 +125,8 @@ async function startLocked(
     logger.warn("runtime dir replaced by a fresh private one", { ...runtime.replaced, path: runtime.path });
   const runtimeDir = runtime.path;
   removeDeadDaemonFiles(runtimeDir, previous.socket);
+  // A fresh dir has a new name every start: leave none behind on a clean stop.
+  if (runtime.replaced) cleanups.push(() => rmSync(runtimeDir, { recursive: true, force: true }));
   const vault = new SecretVault(join(runtimeDir, secretsDirName), randomUUID);
   await vault.open();
   cleanups.push(() => vault.close());
