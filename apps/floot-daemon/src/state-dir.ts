@@ -22,3 +22,5 @@ export function resolveStateDir(sources: StateDirSources): string {
 export const daemonFileName = "daemon.json";
 export const journalFileName = "journal.sqlite";
 export const lockFileName = "daemon.lock";
+/** In the daemon's runtime dir: the API's unix socket, the CLI's only way in. */
+export const apiSocketName = "api.sock";

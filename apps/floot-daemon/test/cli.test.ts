@@ -76,7 +76,13 @@ describe("the built floot", () => {
   test("--help lists every command with all its flags, on stdout, exit 0", async () => {
     const result = await runBundle(["--help"]);
     expect(result).toMatchObject({ code: 0, stderr: "" });
-    for (const flag of ["--codex-config KEY=TOML", "--allowed-tool TOOL", "--permission-mode", "--env K=V"]) {
+    for (const flag of [
+      "--codex-config KEY=TOML",
+      "--allowed-tool TOOL",
+      "--permission-mode",
+      "--env NAME",
+      "--env-file FILE",
+    ]) {
       expect(result.stdout).toContain(flag);
     }
     for (const { path, command } of commands)
@@ -101,8 +107,16 @@ describe("usage before the daemon", () => {
     [["session", "create"], "--backend: is required"],
     [["session", "create", "--backend", "gemini"], '--backend: must be claude or codex, got "gemini"'],
     [
-      ["session", "create", "--backend", "claude", "--env", "NOEQUALS"],
-      '--env: takes KEY=VALUE, got "NOEQUALS"',
+      ["session", "create", "--backend", "claude", "--env", "TOKEN=hunter2"],
+      'got "TOKEN=…"; for NAME=VALUE pairs use --env-file',
+    ],
+    [
+      ["session", "create", "--backend", "claude", "--env", "FLOOT_TEST_SURELY_UNSET"],
+      "--env: FLOOT_TEST_SURELY_UNSET is not set in floot's environment",
+    ],
+    [
+      ["session", "create", "--backend", "claude", "--env-file", "/nonexistent/x.env"],
+      "--env-file: cannot read",
     ],
     [
       ["session", "create", "--backend", "claude", "--permission-mode", "yolo"],

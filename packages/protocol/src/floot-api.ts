@@ -16,6 +16,11 @@ export const FlootDaemonFile = z.strictObject({
   pid: Pid,
   /** The bridge generation this daemon start committed. */
   generation: z.number().int().positive(),
+  /**
+   * The API's unix socket (0600, in a 0700 runtime dir of the daemon's user): the only way the CLI
+   * reaches the daemon. `port` serves the browser; the CLI never sends anything to it.
+   */
+  socket: z.string().startsWith("/", "the API socket's path is absolute"),
 });
 export type FlootDaemonFile = z.infer<typeof FlootDaemonFile>;
 
@@ -131,6 +136,8 @@ export const FlootDaemonStatus = z.strictObject({
   generation: z.number().int().positive(),
   stateDir: z.string(),
   startedAt: z.iso.datetime({ offset: true }),
+  /** The TCP port the web UI is served on (`floot open` asks for it over the socket). */
+  port: Port.optional(),
 });
 export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;
 

@@ -15,15 +15,20 @@ import { failedPaths } from "./issues.js";
 const token = "a".repeat(64);
 
 describe("FlootDaemonFile", () => {
-  test("accepts port, token, pid and generation", () => {
-    const file = { port: 43_117, token, pid: 4242, generation: 3 };
+  const socket = "/run/user/1000/floot/0123456789abcdef/api.sock";
+
+  test("accepts port, token, pid, generation and the API socket", () => {
+    const file = { port: 43_117, token, pid: 4242, generation: 3, socket };
     expect(FlootDaemonFile.parse(file)).toEqual(file);
   });
 
-  test("refuses a short token, a zero generation and an unknown field", () => {
-    expect(failedPaths(FlootDaemonFile, { port: 1, token: "abc", pid: 1, generation: 1 })).toEqual(["token"]);
-    expect(failedPaths(FlootDaemonFile, { port: 1, token, pid: 1, generation: 0 })).toEqual(["generation"]);
-    expect(failedPaths(FlootDaemonFile, { port: 1, token, pid: 1, generation: 1, extra: 1 })).toEqual([""]);
+  test("refuses a short token, a zero generation, a relative or missing socket and an unknown field", () => {
+    const valid = { port: 1, token, pid: 1, generation: 1, socket };
+    expect(failedPaths(FlootDaemonFile, { ...valid, token: "abc" })).toEqual(["token"]);
+    expect(failedPaths(FlootDaemonFile, { ...valid, generation: 0 })).toEqual(["generation"]);
+    expect(failedPaths(FlootDaemonFile, { ...valid, socket: "api.sock" })).toEqual(["socket"]);
+    expect(failedPaths(FlootDaemonFile, { port: 1, token, pid: 1, generation: 1 })).toEqual(["socket"]);
+    expect(failedPaths(FlootDaemonFile, { ...valid, extra: 1 })).toEqual([""]);
   });
 });
 

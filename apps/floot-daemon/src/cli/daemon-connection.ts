@@ -1,4 +1,4 @@
-import { FlootClient, readDaemonFile } from "../client/api-client.js";
+import { FlootClient, locateDaemonSocket } from "../client/api-client.js";
 import { resolveStateDir } from "../state-dir.js";
 import type { FlootContext } from "./context.js";
 
@@ -13,10 +13,13 @@ export const daemonOptions = {
   json: { type: "boolean", summary: "print the API's record as JSON" },
 } as const;
 
-/** The daemon of the state dir, through its `daemon.json`; called only after usage was checked. */
+/**
+ * The daemon of the state dir, over the unix socket its `daemon.json` names, once the socket proved to
+ * be the user's own (never its TCP port); called only after usage was checked.
+ */
 export function connect(context: FlootContext, state: string | undefined): FlootClient {
   const stateDir = resolveStateDir({ flag: state, env: context.env, cwd: context.cwd });
-  return new FlootClient(readDaemonFile(stateDir));
+  return new FlootClient({ socket: locateDaemonSocket(stateDir) });
 }
 
 /** Writes a record as JSON with `--json`, else as the text `human` gives. */

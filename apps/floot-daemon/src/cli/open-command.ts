@@ -14,7 +14,7 @@ export const openCommand = defineCommand<FlootContext>()({
   async run({ options }, context) {
     const client = connect(context, options.state);
     const login = await client.request<FlootLoginCode>("POST", "/v1/ui/login-codes");
-    const url = `${client.baseUrl}/login?code=${login.code}`;
+    const url = `${await client.webUrl()}/login?code=${login.code}`;
     show(context, options.json, { url, expiresAt: login.expiresAt }, () => url);
     if (!options.json) context.stderr.write(`a one-time link, valid until ${login.expiresAt}\n`);
     if (!options["no-browser"]) openInBrowser(url, context.env);

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import { defineCommand, defineGroup, keyValue } from "@bridgeworks/cli";
+import { defineCommand, defineGroup } from "@bridgeworks/cli";
 import {
   Backend,
   type FlootSession,
@@ -8,6 +8,7 @@ import {
 } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, show } from "./daemon-connection.js";
+import { sessionEnv } from "./session-env.js";
 
 const command = defineCommand<FlootContext>();
 
@@ -25,10 +26,16 @@ const createCommand = command({
     model: { type: "string", placeholder: "MODEL", summary: "the model the CLI is asked for" },
     env: {
       type: "string",
-      placeholder: "K=V",
+      placeholder: "NAME",
       multiple: true,
-      parse: keyValue,
-      summary: "added to the CLI's environment (values are never shown again)",
+      summary: "pass NAME with its value from floot's own environment (never in argv; never shown again)",
+    },
+    "env-file": {
+      type: "string",
+      placeholder: "FILE",
+      multiple: true,
+      summary: "NAME=VALUE lines (dotenv-like) added to the CLI's environment",
+      complete: "file",
     },
     "codex-config": {
       type: "string",
@@ -56,17 +63,22 @@ const createCommand = command({
       summary: "a Claude Code session that may run shell commands",
     },
     {
-      command: "floot session create --backend codex --env GITHUB_TOKEN=…",
-      summary: "a Codex session with a token",
+      command: "floot session create --backend codex --env GITHUB_TOKEN",
+      summary: "a Codex session with the token from floot's own environment",
+    },
+    {
+      command: "floot session create --backend claude --env-file ./session.env",
+      summary: "a Claude Code session with NAME=VALUE lines from a file",
     },
   ],
   async run({ options }, context) {
+    const env = sessionEnv(options.env, options["env-file"], context);
     const client = connect(context, options.state);
     const session = await client.request<FlootSession>("POST", "/v1/sessions", {
       backend: options.backend,
       ...(options.workspace !== undefined && { workspace: absolute(context.cwd, options.workspace) }),
       ...(options.model !== undefined && { model: options.model }),
-      ...(options.env.length > 0 && { env: Object.fromEntries(options.env) }),
+      ...(Object.keys(env).length > 0 && { env }),
       ...(options["codex-config"].length > 0 && { codexConfig: options["codex-config"] }),
       ...(options["allowed-tool"].length > 0 && { allowedTools: options["allowed-tool"] }),
       ...(options["permission-mode"] !== undefined && { permissionMode: options["permission-mode"] }),

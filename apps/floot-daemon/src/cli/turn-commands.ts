@@ -1,4 +1,4 @@
-import { defineCommand, defineGroup, integer } from "@bridgeworks/cli";
+import { defineCommand, defineGroup, integer, UsageError } from "@bridgeworks/cli";
 import type { TurnRecord } from "@bridgeworks/protocol";
 import type { FlootClient } from "../client/api-client.js";
 import type { FlootContext } from "./context.js";
@@ -13,23 +13,46 @@ export const sendCommand = command({
   summary: "queue a turn on a session; prints its id, or follows it with --follow",
   positionals: [
     { name: "session", summary: "the session's id" },
-    { name: "prompt", summary: "the prompt (its words are joined with spaces)", variadic: true },
+    {
+      name: "prompt",
+      summary: "the prompt (its words are joined with spaces); - reads it from stdin, off argv",
+      variadic: true,
+    },
   ],
   options: {
     follow: { type: "boolean", summary: "print its events until it ends; exit 1 unless it completed" },
     ...daemonOptions,
   },
-  examples: [{ command: 'floot send s_1a2b "fix the failing test" --follow', summary: "send and watch" }],
+  examples: [
+    { command: "floot send s_1a2b - --follow < prompt.md", summary: "the prompt from stdin, kept off argv" },
+    { command: 'floot send s_1a2b "fix the failing test" --follow', summary: "send and watch" },
+  ],
   async run({ args, options }, context) {
+    const prompt =
+      args.prompt.length === 1 && args.prompt[0] === "-"
+        ? await readPrompt(context.stdin)
+        : args.prompt.join(" ");
     const client = connect(context, options.state);
     const turn = await client.request<TurnRecord>("POST", `/v1/sessions/${pathId(args.session)}/turns`, {
-      prompt: args.prompt.join(" "),
+      prompt,
     });
     if (!options.follow) return show(context, options.json, turn, () => turn.id);
     if (!options.json) context.stderr.write(`turn ${turn.id} (${turn.phase})\n`);
     return followTurn(client, turn.id, 0, options.json, context);
   },
 });
+
+/** All of stdin, less one final newline; an empty prompt is a usage error. */
+async function readPrompt(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer | string));
+  const text = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+  if (text.trim() === "")
+    throw new UsageError("prompt", "stdin held no prompt (- reads the prompt from stdin)");
+  return text;
+}
 
 const turnArgument = [{ name: "turn", summary: "the turn's id" }] as const;
 

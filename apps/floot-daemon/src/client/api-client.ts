@@ -1,72 +1,59 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { FlootApiError, FlootDaemonFile, type TurnEventEnvelope } from "@bridgeworks/protocol";
-import { daemonFileName } from "../state-dir.js";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  FlootApiError,
+  type FlootDaemonFile,
+  type FlootDaemonStatus,
+  type TurnEventEnvelope,
+} from "@bridgeworks/protocol";
+import { ClientError } from "./client-error.js";
 
-export class ClientError extends Error {
-  constructor(
-    message: string,
-    readonly status?: number,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
+export { ClientError } from "./client-error.js";
+export { checkSocket, locateDaemonSocket } from "./daemon-socket.js";
 
-/** Finds the daemon of `stateDir` through its `daemon.json`. */
-export function readDaemonFile(stateDir: string): FlootDaemonFile {
-  const path = join(stateDir, daemonFileName);
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    throw new ClientError(
-      `no floot daemon runs on ${stateDir} (${path} is missing); start one with: floot daemon`,
-    );
-  }
-  const parsed = FlootDaemonFile.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new ClientError(`${path} is not a valid daemon file`);
-  return parsed.data;
-}
-
+/**
+ * The daemon's HTTP API over its unix socket. The socket is authenticated by its file mode (0600 in a
+ * 0700 dir of the user's, checked by `locateDaemonSocket`), so no token is sent at all.
+ */
 export class FlootClient {
-  readonly baseUrl: string;
-  readonly #token: string;
+  readonly socketPath: string;
 
-  constructor(daemon: Pick<FlootDaemonFile, "port" | "token">) {
-    this.baseUrl = `http://127.0.0.1:${daemon.port}`;
-    this.#token = daemon.token;
+  constructor(daemon: Pick<FlootDaemonFile, "socket">) {
+    this.socketPath = daemon.socket;
   }
 
   async request<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const response = await this.#send(
+      method,
+      path,
+      {
+        ...(payload !== undefined && { "content-type": "application/json" }),
+      },
+      payload,
+    );
+    const text = await readAll(response);
+    let value: unknown;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.#token}`,
-          ...(body !== undefined && { "content-type": "application/json" }),
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-    } catch (error) {
+      value = text === "" ? undefined : JSON.parse(text);
+    } catch {
       throw new ClientError(
-        `the floot daemon at ${this.baseUrl} is not reachable (${(error as Error).message})`,
+        `HTTP ${response.statusCode}: the daemon's answer is not JSON`,
+        response.statusCode,
       );
     }
-    const text = await response.text();
-    const value: unknown = text === "" ? undefined : JSON.parse(text);
-    if (!response.ok) {
-      const parsed = FlootApiError.safeParse(value);
-      if (parsed.success) {
-        throw new ClientError(parsed.data.error.message, response.status, parsed.data.error.code);
-      }
-      throw new ClientError(`HTTP ${response.status}`, response.status);
-    }
+    if ((response.statusCode ?? 500) >= 400) throw errorOf(response.statusCode ?? 500, value);
     return value as T;
   }
 
-  /** Follows a turn's events over SSE from `from`, resuming with Last-Event-ID if the stream drops. */
+  /** Where the browser reaches this daemon's web UI, as the daemon itself says over the socket. */
+  async webUrl(): Promise<string> {
+    const status = await this.request<FlootDaemonStatus>("GET", "/v1/status");
+    if (status.port === undefined)
+      throw new ClientError("the daemon did not say which port its web UI is on");
+    return `http://127.0.0.1:${status.port}`;
+  }
+
+  /** Follows a turn's events over SSE from `from`, resuming from the last index if the stream drops. */
   async follow(
     turnId: string,
     from: number,
@@ -75,26 +62,24 @@ export class FlootClient {
   ): Promise<void> {
     let next = from;
     for (let attempt = 0; ; attempt += 1) {
-      const response = await fetch(
-        `${this.baseUrl}/v1/turns/${encodeURIComponent(turnId)}/follow?from=${next}`,
-        {
-          headers: { authorization: `Bearer ${this.#token}`, accept: "text/event-stream" },
-          ...(signal && { signal }),
-        },
-      );
-      if (!response.ok || !response.body) {
-        const text = await response.text();
-        const parsed = FlootApiError.safeParse(text ? JSON.parse(text) : undefined);
-        throw new ClientError(
-          parsed.success ? parsed.data.error.message : `HTTP ${response.status}`,
-          response.status,
-        );
+      if (signal?.aborted) return;
+      const path = `/v1/turns/${encodeURIComponent(turnId)}/follow?from=${next}`;
+      const response = await this.#send("GET", path, { accept: "text/event-stream" }, undefined, signal);
+      if ((response.statusCode ?? 500) >= 400) {
+        const text = await readAll(response);
+        let value: unknown;
+        try {
+          value = text ? JSON.parse(text) : undefined;
+        } catch {
+          value = undefined;
+        }
+        throw errorOf(response.statusCode ?? 500, value);
       }
       let ended = false;
       const decoder = new TextDecoder();
       let buffer = "";
       try {
-        for await (const chunk of response.body) {
+        for await (const chunk of response) {
           buffer += decoder.decode(chunk as Uint8Array, { stream: true });
           let split = buffer.indexOf("\n\n");
           while (split !== -1) {
@@ -122,4 +107,46 @@ export class FlootClient {
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+
+  #send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    payload?: string,
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(
+        {
+          socketPath: this.socketPath,
+          method,
+          path,
+          headers: { host: "localhost", ...headers },
+          ...(signal && { signal }),
+        },
+        resolve,
+      );
+      request.on("error", (error) =>
+        reject(
+          signal?.aborted
+            ? error
+            : new ClientError(`the floot daemon at ${this.socketPath} is not reachable (${error.message})`),
+        ),
+      );
+      request.end(payload);
+    });
+  }
+}
+
+function errorOf(status: number, value: unknown): ClientError {
+  const parsed = FlootApiError.safeParse(value);
+  return parsed.success
+    ? new ClientError(parsed.data.error.message, status, parsed.data.error.code)
+    : new ClientError(`HTTP ${status}`, status);
+}
+
+async function readAll(response: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -25,13 +25,14 @@ import {
 import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
-import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
+import { ensurePrivateDir } from "../private-dir.js";
+import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
-import { runtimeDirFor } from "./runtime-dir.js";
+import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
 import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
@@ -79,7 +80,7 @@ const defaultToolTimeoutMs = 60 * 60 * 1000;
  */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { stateDir, logger } = options;
-  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  ensurePrivateDir(stateDir, "state dir");
   const self = readProcessStatus(process.pid);
   const lock = acquireStateLock(join(stateDir, lockFileName), {
     pid: process.pid,
@@ -118,7 +119,15 @@ async function startLocked(
   });
   cleanups.push(() => journal.close());
 
-  const vault = new SecretVault(runtimeDirFor(stateDir, env), randomUUID);
+  const previous = readPreviousDaemonFile(join(stateDir, daemonFileName));
+  const runtime = resolveRuntimeDir(stateDir, env);
+  if (runtime.replaced)
+    logger.warn("runtime dir replaced by a fresh private one", { ...runtime.replaced, path: runtime.path });
+  const runtimeDir = runtime.path;
+  removeDeadDaemonFiles(runtimeDir, previous.socket);
+  // A fresh dir has a new name every start: leave none behind on a clean stop.
+  if (runtime.replaced) cleanups.push(() => rmSync(runtimeDir, { recursive: true, force: true }));
+  const vault = new SecretVault(join(runtimeDir, secretsDirName), randomUUID);
   await vault.open();
   cleanups.push(() => vault.close());
 
@@ -209,16 +218,23 @@ async function startLocked(
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
       uiAuth: new UiAuth({ stateDir }),
+      socketPath: join(runtimeDir, apiSocketName),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
-    options.port ?? previousPort(join(stateDir, daemonFileName)) ?? 0,
+    options.port ?? previous.port ?? 0,
     options.port === undefined,
   );
   cleanups.push(() => api.close());
 
   coordinator.resumeAll();
 
-  const daemonFile: FlootDaemonFile = { port: api.port, token: apiToken, pid: process.pid, generation };
+  const daemonFile: FlootDaemonFile = {
+    port: api.port,
+    token: apiToken,
+    pid: process.pid,
+    generation,
+    socket: join(runtimeDir, apiSocketName),
+  };
   const daemonFilePath = join(stateDir, daemonFileName);
   await writePrivateFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
   cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
@@ -243,12 +259,16 @@ async function startLocked(
   };
 }
 
-function previousPort(path: string): number | undefined {
+/** The port and socket a previous daemon of this state dir named (the file is the user's own: the state dir is private). */
+function readPreviousDaemonFile(path: string): { port?: number; socket?: string } {
   try {
-    const port = (JSON.parse(readFileSync(path, "utf8")) as { port?: unknown }).port;
-    return typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65_536 ? port : undefined;
+    const { port, socket } = JSON.parse(readFileSync(path, "utf8")) as { port?: unknown; socket?: unknown };
+    return {
+      ...(typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65_536 && { port }),
+      ...(typeof socket === "string" && socket.startsWith("/") && { socket }),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, rmdirSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { type RunDirRule, resolveRunDir } from "@bridgeworks/control-channel";
+import { xdgRuntimeDir } from "@bridgeworks/runtime";
+import { currentUid, ensurePrivateDir, PrivateDirError, privateDirProblem } from "../private-dir.js";
 
 /**
- * Where credential files go: on a tmpfs when there is one, never under the state dir.
+ * Where credential files and the API socket go: on a tmpfs when there is one, never under the state dir.
  * `FLOOT_RUNTIME_DIR` (absolute), else `$XDG_RUNTIME_DIR/floot`, else `/dev/shm/floot-<uid>`, else
  * `<tmpdir>/floot-<uid>`.
  */
@@ -14,9 +17,64 @@ export const flootRuntimeDirRule: RunDirRule = {
   fallback: { kind: "tmpfs", prefix: "floot" },
 };
 
-/** One dir per state dir under the runtime base; the vault creates both, refusing a symlink or another user's dir. */
-export function runtimeDirFor(stateDir: string, env: Readonly<Record<string, string | undefined>>): string {
-  const base = resolveRunDir(flootRuntimeDirRule, { env, homeDir: env.HOME || homedir() });
-  const id = createHash("sha256").update(stateDir).digest("hex").slice(0, 16);
-  return join(base, id);
+export interface RuntimeDir {
+  /** The daemon's own private dir (0700): `api.sock`, and `secrets/`. */
+  path: string;
+  /** Set when the usual base was unusable (another user's, open to others, a symlink) and a fresh dir replaced it. */
+  replaced?: { base: string; problem: string };
 }
+
+/**
+ * The runtime dir of the daemon on `stateDir`: one subdir per state dir under the base, every step a
+ * private dir of this user (`ensurePrivateDir`). A base the user named (`FLOOT_RUNTIME_DIR`,
+ * `$XDG_RUNTIME_DIR`) that is not private is refused; the shared-tmpfs fallback, where any user can
+ * take the name first, is replaced by a fresh private dir (`mkdtemp`, named in `daemon.json`), so
+ * another user can neither read nor swap what is in it, nor block a start.
+ */
+export function resolveRuntimeDir(
+  stateDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+  uid = currentUid(),
+): RuntimeDir {
+  const base = resolveRunDir(flootRuntimeDirRule, { env, homeDir: env.HOME || homedir(), uid });
+  const named = Boolean(env[flootRuntimeDirRule.overrideVar]) || xdgRuntimeDir(env) !== undefined;
+  try {
+    ensurePrivateDir(base, "runtime dir", uid);
+  } catch (error) {
+    if (named || !(error instanceof PrivateDirError)) throw error;
+    const fresh = mkdtempSync(`${base}-`);
+    ensurePrivateDir(fresh, "runtime dir", uid);
+    return { path: fresh, replaced: { base, problem: error.message } };
+  }
+  const path = join(base, createHash("sha256").update(stateDir).digest("hex").slice(0, 16));
+  ensurePrivateDir(path, "runtime dir", uid);
+  return { path };
+}
+
+/**
+ * Removes what dead daemons of this state dir left on the tmpfs (secret files, a stale socket): all
+ * of `current`, and in the runtime dir the previous daemon named in `daemon.json` (when it is another
+ * private dir of this user's) its socket and `secrets/`, then the dir if that emptied it. Only under
+ * the state-dir lock: no live daemon of this state dir uses them.
+ */
+export function removeDeadDaemonFiles(
+  current: string,
+  previousSocket: string | undefined,
+  uid = currentUid(),
+): void {
+  for (const name of readdirSync(current)) rmSync(join(current, name), { recursive: true, force: true });
+  if (previousSocket === undefined) return;
+  const previous = dirname(previousSocket);
+  if (previous === current || privateDirProblem(previous, uid) !== undefined) return;
+  for (const name of [basename(previousSocket), secretsDirName]) {
+    rmSync(join(previous, name), { recursive: true, force: true });
+  }
+  try {
+    rmdirSync(previous);
+  } catch {
+    // Not empty: not only ours.
+  }
+}
+
+/** In the runtime dir: the secret vault's dir. */
+export const secretsDirName = "secrets";

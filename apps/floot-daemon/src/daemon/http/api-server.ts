@@ -9,7 +9,9 @@ import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
+import { listenOnSocket } from "./api-socket.js";
 import { createGuards } from "./guards.js";
+import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes, type Route } from "./routes.js";
 import { createUiPages } from "./ui-pages.js";
@@ -30,11 +32,14 @@ export interface ApiDeps {
   /** Static files of the web UI, served to a logged-in browser only; absent when not installed. */
   uiDir?: string;
   heartbeatMs?: number;
+  /** The API's unix socket, for the CLI: authenticated by its file mode, it needs no token. */
+  socketPath?: string;
 }
 
 export interface ApiServer {
   port: number;
   server: Server;
+  socketServer?: Server;
   close(): Promise<void>;
 }
 
@@ -42,6 +47,8 @@ export interface ApiServer {
  * The daemon's HTTP server on 127.0.0.1: every request passes the Host/Origin guard; `/v1` needs the
  * API token (or the web UI's cookie from its own page) and goes to the route table; `/login` and
  * everything else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
+ * With `socketPath`, the same `/v1` routes are also served on that unix socket (the CLI's way in; no
+ * web UI there), where the socket's file mode is the credential.
  */
 export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = false): Promise<ApiServer> {
   let boundPort = 0;
@@ -51,6 +58,7 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   const routes: Route[] = [
     ...apiRoutes({
       ...deps,
+      status: () => ({ ...deps.status(), port: boundPort }),
       follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
     }),
     ...permissionRoutes(deps),
@@ -61,12 +69,18 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     },
   ];
 
-  async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    guards.checkHostAndOrigin(request);
+  async function dispatch(
+    request: IncomingMessage,
+    response: ServerResponse,
+    transport: "tcp" | "socket",
+  ): Promise<void> {
+    if (transport === "tcp") guards.checkHostAndOrigin(request);
     const path = new URL(request.url ?? "/", "http://x").pathname;
+    if (transport === "socket" && !path.startsWith("/v1/"))
+      throw new ApiError("not_found", "the API socket serves /v1 only; the web UI is on the TCP port");
     if (path === "/login") return ui.login(request, response);
     if (!path.startsWith("/v1/")) return ui.serve(request, response, path);
-    const caller = guards.apiCaller(request);
+    const caller = transport === "socket" ? "token" : guards.apiCaller(request);
     const matching = routes.filter((route) => route.pattern.test(path));
     const route = matching.find((each) => each.method === request.method);
     if (route === undefined) {
@@ -79,13 +93,20 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
       throw new ApiError("not_found", `no route ${path}`);
     }
     if (route.tokenOnly && caller !== "token") throw new ApiError("forbidden", `${path} needs the API token`);
-    const params = route.pattern.exec(path)!.slice(1).map(decodeURIComponent);
+    const params = route.pattern
+      .exec(path)!
+      .slice(1)
+      .map((part) => decodePathPart(part, path));
     await route.handler(request, response, params);
   }
 
-  const server = createServer((request, response) => {
-    void dispatch(request, response).catch((error: unknown) => sendError(response, error, deps.logger));
-  });
+  const handlerFor =
+    (transport: "tcp" | "socket") => (request: IncomingMessage, response: ServerResponse) => {
+      void dispatch(request, response, transport).catch((error: unknown) =>
+        sendError(response, error, deps.logger),
+      );
+    };
+  const server = createServer(handlerFor("tcp"));
   try {
     await listen(server, port);
   } catch (error) {
@@ -93,18 +114,32 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     await listen(server, 0);
   }
   boundPort = (server.address() as AddressInfo).port;
+  const socketServer = deps.socketPath === undefined ? undefined : createServer(handlerFor("socket"));
+  if (socketServer !== undefined && deps.socketPath !== undefined) {
+    try {
+      await listenOnSocket(socketServer, deps.socketPath);
+    } catch (error) {
+      await closeServer(server);
+      throw error;
+    }
+  }
 
   return {
     port: boundPort,
     server,
+    ...(socketServer !== undefined && { socketServer }),
     async close() {
       for (const stream of openStreams) stream.end();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await Promise.all([closeServer(server), socketServer && closeServer(socketServer)]);
     },
   };
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
 }
 
 function listen(server: Server, port: number): Promise<void> {

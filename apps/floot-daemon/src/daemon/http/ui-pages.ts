@@ -4,6 +4,7 @@ import { extname, join, normalize, sep } from "node:path";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed } from "./api-error.js";
 import type { Guards } from "./guards.js";
+import { decodePathPart } from "./path-decoding.js";
 
 const pageMethods = ["GET", "HEAD"] as const;
 
@@ -75,7 +76,7 @@ export function createUiPages({ uiAuth, guards, uiDir }: UiPagesOptions) {
         );
       }
       const relative =
-        path === "/" ? "index.html" : normalize(decodeURIComponent(path)).replace(/^[/\\]+/, "");
+        path === "/" ? "index.html" : normalize(decodePathPart(path, path)).replace(/^[/\\]+/, "");
       const file = uiDir ? join(uiDir, relative) : undefined;
       if (!uiDir || !file?.startsWith(uiDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
         throw new ApiError("not_found", uiDir ? `no file ${path}` : "the web UI is not installed");

@@ -1,0 +1,96 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "@bridgeworks/runtime";
+import { afterEach, describe, expect, test } from "vitest";
+import { startDaemon } from "../src/daemon/daemon.js";
+import { removeDeadDaemonFiles, resolveRuntimeDir } from "../src/daemon/runtime-dir.js";
+import { ensurePrivateDir, PrivateDirError } from "../src/private-dir.js";
+
+// One resolver for every private dir: created 0700, and a symlink, another user's dir or one that
+// others can write is refused with the path and the problem (the shared-tmpfs fallback is replaced
+// instead: test/hostile-user-cli.test.ts, as a second uid).
+
+let root: string;
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+const fresh = () => {
+  root = mkdtempSync(join(tmpdir(), "floot-private-"));
+  return root;
+};
+
+describe("ensurePrivateDir", () => {
+  test("creates the dir and its parents 0700; tightens an own dir others can only read", () => {
+    const path = join(fresh(), "a", "b");
+    ensurePrivateDir(path, "state dir");
+    expect(statSync(path).mode & 0o777).toBe(0o700);
+    chmodSync(path, 0o755);
+    ensurePrivateDir(path, "state dir");
+    expect(statSync(path).mode & 0o777).toBe(0o700);
+  });
+
+  const openDir = (mode: number) => (path: string) => {
+    mkdirSync(path);
+    chmodSync(path, mode);
+  };
+  test.each([
+    ["open_to_others", openDir(0o777), "is writable by group or others (mode 0777)"],
+    ["open_to_others", openDir(0o770), "is writable by group or others (mode 0770)"],
+    [
+      "symlink",
+      (path: string) => {
+        mkdirSync(`${path}-target`, { mode: 0o700 });
+        symlinkSync(`${path}-target`, path);
+      },
+      "is a symlink",
+    ],
+  ])("refuses %s: %#", (code, make, problem) => {
+    const path = join(fresh(), "dir");
+    make(path);
+    let error: unknown;
+    try {
+      ensurePrivateDir(path, "runtime dir");
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(PrivateDirError);
+    expect(error).toMatchObject({ code, path });
+    expect((error as Error).message).toContain(`runtime dir ${path} `);
+    expect((error as Error).message).toContain(`${problem}; refusing to use it`);
+  });
+});
+
+describe("the daemon's dirs", () => {
+  test("a state dir others can write is refused before anything is opened", async () => {
+    const stateDir = join(fresh(), "state");
+    mkdirSync(stateDir, { mode: 0o777 });
+    chmodSync(stateDir, 0o777);
+    await expect(
+      startDaemon({ stateDir, env: { FLOOT_RUNTIME_DIR: join(root, "run") }, logger: silentLogger }),
+    ).rejects.toThrow(`state dir ${stateDir} is writable by group or others (mode 0777); refusing to use it`);
+  });
+
+  test("a named runtime dir others can write is refused, naming it", () => {
+    const base = join(fresh(), "run");
+    mkdirSync(base, { mode: 0o777 });
+    chmodSync(base, 0o777);
+    expect(() => resolveRuntimeDir("/s", { FLOOT_RUNTIME_DIR: base })).toThrow(
+      `runtime dir ${base} is writable by group or others (mode 0777); refusing to use it`,
+    );
+  });
+
+  test("a dead daemon's secret files and socket are removed at start, in its own dir and a previous one", () => {
+    const current = join(fresh(), "current");
+    const previous = join(root, "previous");
+    for (const dir of [current, join(current, "secrets"), previous, join(previous, "secrets")])
+      mkdirSync(dir, { mode: 0o700 });
+    for (const dir of [current, previous]) {
+      chmodSync(dir, 0o700);
+      writeFileSync(join(dir, "secrets", "cred-1"), "s3cret", { mode: 0o600 });
+      writeFileSync(join(dir, "api.sock"), "");
+    }
+    removeDeadDaemonFiles(current, join(previous, "api.sock"));
+    expect(statSync(current).isDirectory()).toBe(true);
+    expect(() => statSync(join(current, "secrets"))).toThrow();
+    expect(() => statSync(previous)).toThrow();
+  });
+});
