@@ -66,6 +66,8 @@ export interface RunningDaemon {
   generation: number;
   stateDir: string;
   recovery: RecoveryReport;
+  /** A fresh one-time sign-in link for the web UI (for the terminal only: never log it). */
+  signInLink(): string;
   stop(): Promise<void>;
 }
 
@@ -189,6 +191,7 @@ async function startLocked(
 
   const startedAt = new Date().toISOString();
   const apiToken = mintToken(randomBytes);
+  const uiAuth = new UiAuth({ stateDir });
   const api: ApiServer = await startApiServer(
     {
       journal,
@@ -198,7 +201,7 @@ async function startLocked(
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
-      uiAuth: new UiAuth({ stateDir }),
+      uiAuth,
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     options.port ?? previousPort(join(stateDir, daemonFileName)) ?? 0,
@@ -226,6 +229,7 @@ async function startLocked(
     generation,
     stateDir,
     recovery,
+    signInLink: () => `http://127.0.0.1:${api.port}/#login=${uiAuth.mintLoginCode().code}`,
     stop() {
       stopped ??= cleanup();
       return stopped;

@@ -20,7 +20,7 @@ export interface ApiDeps {
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
-  /** The web UI's login codes and session cookies. */
+  /** The web UI's sign-in codes, origin-bound tokens and identity proofs. */
   uiAuth: UiAuth;
   /** Static files of the web UI, served to a logged-in browser only; absent when not installed. */
   uiDir?: string;
@@ -35,8 +35,8 @@ export interface ApiServer {
 
 /**
  * The daemon's HTTP server on 127.0.0.1: every request passes the Host/Origin guard; `/v1` needs the
- * API token (or the web UI's cookie from its own page) and goes to the route table; `/login` and
- * everything else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
+ * API token (or the web UI's origin-bound token) and goes to the route table; `/ui/*` and everything
+ * else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
  */
 export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = false): Promise<ApiServer> {
   let boundPort = 0;
@@ -51,7 +51,8 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   async function dispatch(request: IncomingMessage, response: ServerResponse): Promise<void> {
     guards.checkHostAndOrigin(request);
     const path = new URL(request.url ?? "/", "http://x").pathname;
-    if (path === "/login") return ui.login(request, response);
+    if (path === "/ui/sign-in") return ui.signIn(request, response);
+    if (path === "/ui/identity") return ui.identity(request, response);
     if (!path.startsWith("/v1/")) return ui.serve(request, response, path);
     const caller = guards.apiCaller(request);
     const matching = routes.filter((route) => route.pattern.test(path));
