@@ -283,15 +283,31 @@ describe("web UI", () => {
     await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
   });
 
-  test("5. a requestSecret form survives a restart; submitting completes the turn; the secret is stored nowhere", async () => {
+  test("5. a requestSecret form survives a restart; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+    // The tool prints the value as is and base64-encoded (the credential file the result named).
+    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
     const w = await setUp({
       steps: [
         {
-          match: provided,
+          match: { toolResultFor: "toolu_print" },
           repeat: true,
           response: { events: [{ type: "text", text: "Deployed with the token." }] },
+        },
+        {
+          match: provided,
+          repeat: true,
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_print",
+                name: "Bash",
+                input: { command: printIt, description: "Print the token (a careless tool)" },
+              },
+            ],
+          },
         },
         {
           match: { toolResultFor: "toolu_check" },
@@ -356,7 +372,7 @@ describe("web UI", () => {
     expect((await w.waitForEnd(retry.id)).phase).toBe("completed");
     expect(await w.secretRequests()).toEqual([]);
 
-    // Not in the page's storage, the state dir, the transcripts or the browser profile.
+    // Not in the page's storage, the state dir (journal, -wal) or the browser profile.
     const storage = await page.evaluate(async () => ({
       local: JSON.stringify({ ...localStorage }),
       session: JSON.stringify({ ...sessionStorage }),
@@ -369,7 +385,31 @@ describe("web UI", () => {
     const cookies = await browser!.context.cookies();
     expect(JSON.stringify(cookies)).not.toContain(secret);
     expect(await page.content()).not.toContain(secret);
-    expect(filesContaining([w.stateDir, w.env.home, browser!.userDataDir], secret)).toEqual([]);
+    expect(filesContaining([w.stateDir, browser!.userDataDir], secret)).toEqual([]);
+    // Only Claude Code's own transcript holds it: the tool printed it to the model, and what the CLI
+    // stores is beyond the daemon's reach (see the README's threat model).
+    for (const path of filesContaining([w.env.home], secret)) expect(path).toMatch(/\/\.claude\/projects\//);
     expect(w.daemon!.process.stderr()).not.toContain(secret);
+
+    // The tool did print it (the model saw it); what the daemon journaled, streams and shows is masked.
+    const base64 = Buffer.from(secret).toString("base64");
+    const toolResult = w.double.requests.find((r) => JSON.stringify(r.body).includes("toolu_print"));
+    expect(JSON.stringify(toolResult?.body)).toContain(secret);
+    const marker = "***SECRET(API_TOKEN)***";
+    await page.locator(`[data-turn-id="${retry.id}"] .tool summary`).last().click();
+    await expect(page.locator(`[data-turn-id="${retry.id}"]`).textContent()).resolves.toContain(marker);
+    const dom = await page.content();
+    expect(dom).not.toContain(secret);
+    expect(dom).not.toContain(base64);
+    const { stdout: followed } = await run(
+      process.execPath,
+      [bundlePath, "turn", "follow", retry.id, "--state", w.stateDir, "--json"],
+      { env: w.env.env },
+    );
+    expect(followed).toContain(marker);
+    expect(followed).not.toContain(secret);
+    expect(followed).not.toContain(base64);
+    expect(filesContaining([w.stateDir], base64)).toEqual([]);
+    expect(w.daemon!.process.stderr()).not.toContain(base64);
   });
 });

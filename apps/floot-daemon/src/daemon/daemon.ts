@@ -29,10 +29,12 @@ import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
+import { maskingJournal } from "./masking-journal.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { runtimeDirFor } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
+import { SecretMask } from "./secret-mask.js";
 import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
@@ -130,10 +132,13 @@ async function startLocked(
 
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
-  const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
+  // The turn side writes through the mask: no submitted secret reaches the journal, a stream or the UI.
+  const mask = new SecretMask();
+  const turnJournal = maskingJournal(journal, mask);
+  const secrets = new SecretBroker(turnJournal, vault, (turn) => coordinator?.kick(turn.sessionId), mask);
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
-    journal,
+    journal: turnJournal,
     effectFreeToolsOf: (turnId) => coordinator?.effectFreeToolsOf(turnId),
     trace,
     logger,
@@ -158,7 +163,7 @@ async function startLocked(
   const gateDeadlineMs = positiveInt(env.FLOOT_GATE_TIMEOUT_MS) ?? defaultToolGateDeadlineMs;
 
   coordinator = new TurnCoordinator({
-    journal,
+    journal: turnJournal,
     sessions,
     secrets,
     logger,
