@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
-import { openBrowser, processesMentioning, type TestBrowser } from "./browser.js";
+import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
 import { appDir, bundlePath, FlootWorld } from "./daemon-harness.js";
 
 // Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
@@ -54,15 +54,6 @@ function jsonLines(text: string): Record<string, unknown>[] {
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-async function signInLink(w: FlootWorld): Promise<string> {
-  const { stdout } = await run(
-    process.execPath,
-    [bundlePath, "open", "--state", w.stateDir, "--no-browser", "--json"],
-    { env: w.env.env },
-  );
-  return (JSON.parse(stdout) as { url: string }).url;
 }
 
 async function setUp(): Promise<FlootWorld> {

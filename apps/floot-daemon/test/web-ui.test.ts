@@ -6,7 +6,7 @@ import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
-import { openBrowser, screenshot, type TestBrowser } from "./browser.js";
+import { openBrowser, screenshot, signInLink, type TestBrowser } from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
 // Acceptance of the web UI: Debian's Chromium through playwright-core, the built daemon, real `claude`
@@ -31,16 +31,6 @@ async function setUp(script: ScriptInput): Promise<FlootWorld> {
   return world;
 }
 
-/** `floot open`, as a user runs it: the one-time link on stdout. */
-async function loginUrl(w: FlootWorld): Promise<string> {
-  const { stdout } = await run(
-    process.execPath,
-    [bundlePath, "open", "--state", w.stateDir, "--no-browser", "--json"],
-    { env: w.env.env },
-  );
-  return (JSON.parse(stdout) as { url: string }).url;
-}
-
 function baseOf(w: FlootWorld): string {
   return `http://127.0.0.1:${w.daemon!.file.port}`;
 }
@@ -48,7 +38,7 @@ function baseOf(w: FlootWorld): string {
 async function signIn(w: FlootWorld): Promise<Page> {
   browser = await openBrowser();
   const { page } = browser;
-  await page.goto(await loginUrl(w));
+  await page.goto(await signInLink(w));
   await page.getByRole("heading", { name: "Sessions" }).waitFor();
   return page;
 }
@@ -115,7 +105,7 @@ describe("web UI", () => {
       await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code: "A".repeat(43) })),
     ).toBe(401);
 
-    const url = await loginUrl(w);
+    const url = await signInLink(w);
     const code = /#login=([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
     expect(code).toBeDefined();
     browser = await openBrowser();
