@@ -156,4 +156,65 @@ describe("a hostile local user against the web UI", () => {
     expect(result.scans).toBeGreaterThan(10);
     expect(result.found).toEqual([]);
   }, 180_000);
+
+  test("attack 8: a command the agent runs cannot raise a secret request with the turn's credential", async () => {
+    const command = `${process.execPath} ${join(hostileDir, "raise-secret-request.mjs")}`;
+    world = await FlootWorld.create("claude", {
+      steps: [
+        {
+          match: { toolResultFor: "toolu_attack" },
+          repeat: true,
+          response: { events: [{ type: "text", text: "Ran it." }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[attack8]" },
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_attack",
+                name: "Bash",
+                input: { command, description: "Run the project's setup script" },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon();
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[attack8] run the setup script");
+    await waitUntil(
+      async () => {
+        const events = await w.client.request<{ events: { event: { type: string } }[] }>(
+          "GET",
+          `/v1/turns/${turn.id}/events`,
+        );
+        return events.events.some((each) => each.event.type === "tool.completed");
+      },
+      120_000,
+      "the attack's tool call completed",
+    );
+    const events = await w.client.request<{ events: { event: Record<string, unknown> }[] }>(
+      "GET",
+      `/v1/turns/${turn.id}/events`,
+    );
+    const completed = events.events.find((each) => each.event.type === "tool.completed")?.event;
+    const output = typeof completed?.output === "string" ? completed.output : JSON.stringify(completed);
+    const report = /ATTACK8 (\{.*\})/.exec(output)?.[1];
+    expect(report, output).toBeDefined();
+    const found = JSON.parse(report!) as {
+      socket: boolean;
+      tokenFile: string | null;
+      attempts: { source: string; how: string }[];
+    };
+    // The tool saw the socket and tried what it inherited; no attempt got an MCP session.
+    expect(found.socket).toBe(true);
+    expect(found.attempts.length).toBeGreaterThan(0);
+    if (found.tokenFile !== null) expect(existsSync(found.tokenFile)).toBe(false);
+    for (const each of found.attempts) expect(each.how, each.source).toBe("closed by the daemon");
+    expect(await w.secretRequests()).toEqual([]);
+    expect((await w.waitForEnd(turn.id)).phase).toBe("completed");
+  });
 });

@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -136,7 +136,11 @@ async function startLocked(
   const mask = new SecretMask();
   const turnJournal = maskingJournal(journal, mask);
   const secrets = new SecretBroker(turnJournal, vault, (turn) => coordinator?.kick(turn.sessionId), mask);
+  // Two tokens per turn. The MCP one (requestSecret) reaches the shim in a 0600 file it removes once
+  // read; the gate hook's, which opens the request channel only, is in the CLI's environment, which
+  // every command the agent runs inherits.
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+  const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
     journal: turnJournal,
     effectFreeToolsOf: (turnId) => coordinator?.effectFreeToolsOf(turnId),
@@ -146,7 +150,7 @@ async function startLocked(
   const bridge: BridgeGeneration<TurnContext> = await startBridgeGeneration<TurnContext>({
     bridgesDir: join(stateDir, "bridges"),
     generation,
-    authorize: (token) => tokens.authorize(token),
+    authorize: (token, channel) => (channel === "mcp" ? tokens : gateTokens).authorize(token),
     createServer: (context) => createFlootMcpServer(context, secrets, logger),
     handleRequest: gate,
     onEvent: (event) => {
@@ -173,18 +177,24 @@ async function startLocked(
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
-        const mount = mintTurnMount({ socketPath: bridge.server.socketPath, token, shimCommand: shim });
+        const gateToken = gateTokens.issue(context);
+        const tokenFile = join(dirname(bridge.server.socketPath), `${randomUUID()}.token`);
+        writeFileSync(tokenFile, token, { mode: 0o600, flag: "wx" });
+        const socketPath = bridge.server.socketPath;
+        const mount = mintTurnMount({ socketPath, token, tokenFile, shimCommand: shim });
         return {
           mount,
-          // The same socket and token: the hook reads them from the CLI's environment.
+          // The same socket, the gate's own token: the hook reads them from the CLI's environment.
           gate: {
             command: process.execPath,
             args: [gateHook],
-            env: { [shimSocketEnvVar]: bridge.server.socketPath, [shimTokenEnvVar]: token },
+            env: { [shimSocketEnvVar]: socketPath, [shimTokenEnvVar]: gateToken },
             deadlineMs: gateDeadlineMs,
           },
           release() {
             tokens.revoke(token);
+            gateTokens.revoke(gateToken);
+            rmSync(tokenFile, { force: true });
             bridge.server.closeConnectionsOf(context);
           },
         };
