@@ -49,7 +49,9 @@ async function startDaemon(args) {
   console.error(
     `bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`,
   );
-  process.exitCode = await supervise("floot daemon", process.execPath, [floot, "daemon", ...args], {
+  // One sign-in link, written by the daemon to the terminal itself: never to stderr, which may be a log.
+  const daemonArgs = [floot, "daemon", "--sign-in-link", ...args];
+  process.exitCode = await supervise("floot daemon", process.execPath, daemonArgs, {
     cwd: root,
     env,
   });

@@ -133,7 +133,8 @@ describe("HTTP API guards", () => {
       ["DELETE", "/v1/sessions", "GET, POST"],
       ["POST", "/v1/status", "GET"],
       ["PUT", "/v1/turns/t1/cancel", "POST"],
-      ["POST", "/login", "GET"],
+      ["GET", "/ui/sign-in", "POST"],
+      ["GET", "/ui/identity", "POST"],
       ["POST", "/", "GET, HEAD"],
     ];
     for (const [method, path, allow] of cases) {

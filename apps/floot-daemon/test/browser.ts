@@ -1,8 +1,10 @@
+import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { appDir } from "./daemon-harness.js";
+import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
 export const screenshotDir = join(appDir, "test-results", "web-ui");
@@ -69,4 +71,14 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   const path = join(screenshotDir, `${name}.png`);
   await page.screenshot({ path, fullPage });
   return path;
+}
+
+/** `floot open --no-browser --json`, as a user runs it: the one-time sign-in link. */
+export async function signInLink(w: FlootWorld): Promise<string> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [bundlePath, "open", "--state", w.stateDir, "--no-browser", "--json"],
+    { env: w.env.env },
+  );
+  return (JSON.parse(stdout) as { url: string }).url;
 }

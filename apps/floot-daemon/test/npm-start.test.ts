@@ -47,6 +47,10 @@ test("npm start's daemon: floot send on a session whose CLI is missing fails tha
     "npm start's daemon ready",
   );
   const file = FlootDaemonFile.parse(JSON.parse(readFileSync(daemonFile, "utf8")));
+  // The sign-in link goes to the controlling terminal only; here there is none, so none is printed.
+  await waitUntil(() => bootstrap.stderr().includes("run floot open"), 30_000, "npm start's sign-in note");
+  expect(bootstrap.stderr()).not.toMatch(/#login=/);
+  expect(bootstrap.stdout()).not.toMatch(/#login=/);
   const client = new FlootClient(file);
 
   for (const backend of ["claude", "codex"] satisfies Backend[]) {

@@ -1,10 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createHmac } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { daemonKeyFileName } from "../src/daemon/daemon-key.js";
 import { UiAuth, uiSessionsFileName } from "../src/daemon/ui-auth.js";
 
 let stateDir: string | undefined;
+const origin = "http://127.0.0.1:4100";
 
 afterEach(() => {
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });
@@ -16,19 +19,30 @@ function world(now: { value: number }) {
   return new UiAuth({ stateDir, now: () => now.value, loginCodeTtlMs: 60_000, sessionTtlMs: 3_600_000 });
 }
 
-describe("web UI login", () => {
-  test("a code is single use and trades for a session cookie", async () => {
+/** What the page computes (ui/src/credential.ts) to check the daemon's answer. */
+function expectedProof(identityKey: string, pageOrigin: string, nonce: string): string {
+  return createHmac("sha256", Buffer.from(identityKey, "base64url"))
+    .update(`${pageOrigin}\n${nonce}`)
+    .digest("base64url");
+}
+
+describe("web UI sign-in", () => {
+  test("a code is single use and trades for a token bound to the origin it was redeemed on", async () => {
     const now = { value: Date.parse("2026-11-30T12:00:00Z") };
     const auth = world(now);
     const { code, expiresAt } = auth.mintLoginCode();
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(expiresAt).toBe("2026-11-30T12:01:00.000Z");
-    const cookie = await auth.redeemLoginCode(code);
-    expect(cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(auth.isSession(cookie)).toBe(true);
-    expect(await auth.redeemLoginCode(code)).toBeUndefined();
-    expect(auth.isSession("x".repeat(43))).toBe(false);
-    expect(auth.isSession(undefined)).toBe(false);
+    const credential = (await auth.redeemLoginCode(code, origin))!;
+    expect(credential.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(credential.origin).toBe(origin);
+    expect(auth.isSession(credential.token, origin)).toBe(true);
+    // Another port of the same host is another origin: the token is worth nothing there.
+    expect(auth.isSession(credential.token, "http://127.0.0.1:4101")).toBe(false);
+    expect(auth.isSession(credential.token, "http://localhost:4100")).toBe(false);
+    expect(await auth.redeemLoginCode(code, origin)).toBeUndefined();
+    expect(auth.isSession("x".repeat(43), origin)).toBe(false);
+    expect(auth.isSession(undefined, origin)).toBe(false);
   });
 
   test("a code expires; a session expires", async () => {
@@ -36,24 +50,53 @@ describe("web UI login", () => {
     const auth = world(now);
     const late = auth.mintLoginCode();
     const onTime = auth.mintLoginCode();
-    const cookie = await auth.redeemLoginCode(onTime.code);
+    const { token } = (await auth.redeemLoginCode(onTime.code, origin))!;
     now.value += 60_001;
-    expect(await auth.redeemLoginCode(late.code)).toBeUndefined();
-    expect(auth.isSession(cookie)).toBe(true);
+    expect(await auth.redeemLoginCode(late.code, origin)).toBeUndefined();
+    expect(auth.isSession(token, origin)).toBe(true);
     now.value += 3_600_000;
-    expect(auth.isSession(cookie)).toBe(false);
+    expect(auth.isSession(token, origin)).toBe(false);
   });
 
-  test("sessions survive a daemon restart as digests only (0600); codes do not", async () => {
+  test("sessions and the daemon key survive a restart (0600, digests only); codes do not", async () => {
     const now = { value: Date.now() };
     const auth = world(now);
     const pending = auth.mintLoginCode();
-    const cookie = (await auth.redeemLoginCode(auth.mintLoginCode().code))!;
+    const credential = (await auth.redeemLoginCode(auth.mintLoginCode().code, origin))!;
     const path = join(stateDir!, uiSessionsFileName);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(readFileSync(path, "utf8")).not.toContain(cookie);
+    expect(statSync(join(stateDir!, daemonKeyFileName)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path, "utf8")).not.toContain(credential.token);
     const restarted = new UiAuth({ stateDir: stateDir! });
-    expect(restarted.isSession(cookie)).toBe(true);
-    expect(await restarted.redeemLoginCode(pending.code)).toBeUndefined();
+    expect(restarted.isSession(credential.token, origin)).toBe(true);
+    expect(await restarted.redeemLoginCode(pending.code, origin)).toBeUndefined();
+    // The same daemon (same key) answers the page's challenge after the restart.
+    const nonce = "n".repeat(43);
+    expect(restarted.prove(credential.sessionId, origin, nonce)).toBe(
+      expectedProof(credential.identityKey, origin, nonce),
+    );
+  });
+
+  test("only the daemon's key answers the identity challenge, and only for the page's own origin", async () => {
+    const auth = world({ value: Date.now() });
+    const credential = (await auth.redeemLoginCode(auth.mintLoginCode().code, origin))!;
+    const nonce = "m".repeat(43);
+    const right = expectedProof(credential.identityKey, origin, nonce);
+    expect(auth.prove(credential.sessionId, origin, nonce)).toBe(right);
+    // A relay through the real daemon on another port answers for that port, not the page's.
+    expect(auth.prove(credential.sessionId, "http://127.0.0.1:4101", nonce)).not.toBe(right);
+    // Another state dir (another daemon, another key) cannot answer.
+    const otherDir = mkdtempSync(join(tmpdir(), "floot-ui-auth-other-"));
+    try {
+      expect(new UiAuth({ stateDir: otherDir }).prove(credential.sessionId, origin, nonce)).not.toBe(right);
+    } finally {
+      rmSync(otherDir, { recursive: true, force: true });
+    }
+  });
+
+  test("a daemon key that is not 0600 is refused", () => {
+    stateDir = mkdtempSync(join(tmpdir(), "floot-ui-auth-"));
+    writeFileSync(join(stateDir, daemonKeyFileName), `${"a".repeat(64)}\n`, { mode: 0o644 });
+    expect(() => new UiAuth({ stateDir: stateDir! })).toThrow(/0600/);
   });
 });

@@ -3,10 +3,10 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type ScriptInput, textReply } from "@bridgeworks/model-double";
-import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
+import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
-import { openBrowser, screenshot, type TestBrowser } from "./browser.js";
+import { openBrowser, screenshot, signInLink, type TestBrowser } from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
 // Acceptance of the web UI: Debian's Chromium through playwright-core, the built daemon, real `claude`
@@ -31,16 +31,6 @@ async function setUp(script: ScriptInput): Promise<FlootWorld> {
   return world;
 }
 
-/** `floot open`, as a user runs it: the one-time link on stdout. */
-async function loginUrl(w: FlootWorld): Promise<string> {
-  const { stdout } = await run(
-    process.execPath,
-    [bundlePath, "open", "--state", w.stateDir, "--no-browser", "--json"],
-    { env: w.env.env },
-  );
-  return (JSON.parse(stdout) as { url: string }).url;
-}
-
 function baseOf(w: FlootWorld): string {
   return `http://127.0.0.1:${w.daemon!.file.port}`;
 }
@@ -48,7 +38,7 @@ function baseOf(w: FlootWorld): string {
 async function signIn(w: FlootWorld): Promise<Page> {
   browser = await openBrowser();
   const { page } = browser;
-  await page.goto(await loginUrl(w));
+  await page.goto(await signInLink(w));
   await page.getByRole("heading", { name: "Sessions" }).waitFor();
   return page;
 }
@@ -82,6 +72,8 @@ async function currentTurn(w: FlootWorld, sessionId: string): Promise<TurnRecord
   return w.client.request<TurnRecord>("GET", `/v1/sessions/${sessionId}/current-turn`);
 }
 
+const json = { "content-type": "application/json" };
+
 function rawRequest(
   port: number,
   path: string,
@@ -100,70 +92,71 @@ function rawRequest(
 }
 
 describe("web UI", () => {
-  test("1+6. the floot open link signs in once; without it, or from elsewhere, the page and the API refuse", async () => {
+  test("1+6. the floot open link signs in once; the page's token is bound to its origin; no cookie exists", async () => {
     const w = await setUp({ steps: [] });
     const base = baseOf(w);
     const port = w.daemon!.file.port;
-    // Without the code or the cookie: the page and the API refuse.
-    expect((await fetch(`${base}/`)).status).toBe(401);
-    expect((await fetch(`${base}/app.js`)).status).toBe(401);
+    // The page itself holds no secret; without a token the API refuses.
+    const index = await fetch(`${base}/`);
+    expect(index.status).toBe(200);
+    expect(await index.text()).not.toContain(w.daemon!.file.token);
     expect((await fetch(`${base}/v1/sessions`)).status).toBe(401);
-    expect((await fetch(`${base}/login?code=${"A".repeat(43)}`)).status).toBe(401);
+    expect(
+      await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code: "A".repeat(43) })),
+    ).toBe(401);
 
-    const url = await loginUrl(w);
+    const url = await signInLink(w);
+    const code = /#login=([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
+    expect(code).toBeDefined();
     browser = await openBrowser();
     const { page, context } = browser;
-    const sentAuthorization: string[] = [];
-    page.on("request", (request) => {
-      const header = request.headers().authorization;
-      if (header) sentAuthorization.push(header);
-    });
-    const landed = await page.goto(url);
-    expect(landed?.url()).toBe(`${base}/`);
+    const sent: { url: string; authorization?: string }[] = [];
+    page.on("request", (request) =>
+      sent.push({ url: request.url(), authorization: request.headers().authorization }),
+    );
+    await page.goto(url);
     await page.getByRole("heading", { name: "Sessions" }).waitFor();
     await page.locator('body[data-connection="online"]').waitFor();
+    // The code left the address bar at once, and no request carried it in its URL.
+    expect(page.url()).toBe(`${base}/#/`);
+    expect(sent.filter((each) => each.url.includes(code!))).toEqual([]);
 
-    // The cookie is HttpOnly and SameSite=Strict; the page never sees it nor the API token.
-    const [cookie] = await context.cookies(base);
-    expect(cookie).toMatchObject({ name: `floot_session_${port}`, httpOnly: true, sameSite: "Strict" });
+    // No cookie at all; the credential is in this tab's sessionStorage, bound to this origin.
+    expect(await context.cookies()).toEqual([]);
     expect(await page.evaluate(() => document.cookie)).toBe("");
+    const credential = JSON.parse(
+      (await page.evaluate(() => sessionStorage.getItem("floot.credential"))) ?? "{}",
+    ) as UiCredential;
+    expect(credential.origin).toBe(base);
     expect(await page.content()).not.toContain(w.daemon!.file.token);
-    expect(sentAuthorization).toEqual([]);
+    // Every API call carried the page's token (never the API token) as a header.
+    const apiCalls = sent.filter((each) => new URL(each.url).pathname.startsWith("/v1/"));
+    expect(apiCalls.length).toBeGreaterThan(0);
+    expect(new Set(apiCalls.map((each) => each.authorization))).toEqual(
+      new Set([`Bearer ${credential.token}`]),
+    );
 
     // The code was single use.
-    expect((await fetch(url, { redirect: "manual" })).status).toBe(401);
-    const other = await fetch(`${base}/`, { headers: { cookie: `floot_session_${port}=${"x".repeat(43)}` } });
-    expect(other.status).toBe(401);
+    expect(await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code }))).toBe(401);
 
-    // A foreign Origin or Host is refused, with the cookie as with the token.
-    const session = `floot_session_${port}=${cookie!.value}`;
-    expect(await rawRequest(port, "/v1/sessions", { cookie: session })).toBe(200);
-    expect(await rawRequest(port, "/v1/sessions", { cookie: session, origin: "http://evil.example" })).toBe(
-      403,
-    );
-    expect(await rawRequest(port, "/v1/sessions", { cookie: session, host: `evil.example:${port}` })).toBe(
-      403,
-    );
-    expect(await rawRequest(port, "/", { cookie: session, host: `evil.example:${port}` })).toBe(403);
+    // A foreign Origin or Host is refused, with the page's token as with the API token.
+    const bearer = { authorization: `Bearer ${credential.token}` };
+    expect(await rawRequest(port, "/v1/sessions", bearer)).toBe(200);
+    expect(await rawRequest(port, "/v1/sessions", { ...bearer, origin: "http://evil.example" })).toBe(403);
+    expect(await rawRequest(port, "/v1/sessions", { ...bearer, host: `evil.example:${port}` })).toBe(403);
+    expect(await rawRequest(port, "/", { host: `evil.example:${port}` })).toBe(403);
     expect(
       await rawRequest(port, "/v1/sessions", {
         authorization: `Bearer ${w.daemon!.file.token}`,
         host: `attacker.test:${port}`,
       }),
     ).toBe(403);
-    expect(await rawRequest(port, "/v1/sessions", { cookie: session, "sec-fetch-site": "cross-site" })).toBe(
-      403,
-    );
-    // A change made with the cookie must prove it comes from the page itself.
-    const create = { cookie: session, "content-type": "application/json" };
+    // Bound to its origin: the same token named for localhost:<port> is another origin's, refused.
+    expect(await rawRequest(port, "/v1/sessions", { ...bearer, host: `localhost:${port}` })).toBe(401);
+    // The page's token can change things (nothing ambient can), but cannot mint sign-in codes.
     const body = JSON.stringify({ backend: "claude" });
-    expect(await rawRequest(port, "/v1/sessions", create, "POST", body)).toBe(403);
-    expect(
-      await rawRequest(port, "/v1/sessions", { ...create, origin: "http://evil.example" }, "POST", body),
-    ).toBe(403);
-    expect(await rawRequest(port, "/v1/sessions", { ...create, origin: base }, "POST", body)).toBe(201);
-    // Minting login codes takes the token: the cookie cannot.
-    expect(await rawRequest(port, "/v1/ui/login-codes", { cookie: session, origin: base }, "POST")).toBe(403);
+    expect(await rawRequest(port, "/v1/sessions", { ...json, ...bearer }, "POST", body)).toBe(201);
+    expect(await rawRequest(port, "/v1/ui/login-codes", { ...bearer, origin: base }, "POST")).toBe(403);
 
     // The new-session form works from the page (same origin).
     await page.getByLabel("Workspace").fill(join(w.env.root, "ws-from-form"));
@@ -280,15 +273,31 @@ describe("web UI", () => {
     await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
   });
 
-  test("5. a requestSecret form survives a restart; submitting completes the turn; the secret is stored nowhere", async () => {
+  test("5. a requestSecret form survives a restart; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+    // The tool prints the value as is and base64-encoded (the credential file the result named).
+    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
     const w = await setUp({
       steps: [
         {
-          match: provided,
+          match: { toolResultFor: "toolu_print" },
           repeat: true,
           response: { events: [{ type: "text", text: "Deployed with the token." }] },
+        },
+        {
+          match: provided,
+          repeat: true,
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_print",
+                name: "Bash",
+                input: { command: printIt, description: "Print the token (a careless tool)" },
+              },
+            ],
+          },
         },
         {
           match: { toolResultFor: "toolu_check" },
@@ -353,7 +362,7 @@ describe("web UI", () => {
     expect((await w.waitForEnd(retry.id)).phase).toBe("completed");
     expect(await w.secretRequests()).toEqual([]);
 
-    // Not in the page's storage, the state dir, the transcripts or the browser profile.
+    // Not in the page's storage, the state dir (journal, -wal) or the browser profile.
     const storage = await page.evaluate(async () => ({
       local: JSON.stringify({ ...localStorage }),
       session: JSON.stringify({ ...sessionStorage }),
@@ -366,7 +375,31 @@ describe("web UI", () => {
     const cookies = await browser!.context.cookies();
     expect(JSON.stringify(cookies)).not.toContain(secret);
     expect(await page.content()).not.toContain(secret);
-    expect(filesContaining([w.stateDir, w.env.home, browser!.userDataDir], secret)).toEqual([]);
+    expect(filesContaining([w.stateDir, browser!.userDataDir], secret)).toEqual([]);
+    // Only Claude Code's own transcript holds it: the tool printed it to the model, and what the CLI
+    // stores is beyond the daemon's reach (see the README's threat model).
+    for (const path of filesContaining([w.env.home], secret)) expect(path).toMatch(/\/\.claude\/projects\//);
     expect(w.daemon!.process.stderr()).not.toContain(secret);
+
+    // The tool did print it (the model saw it); what the daemon journaled, streams and shows is masked.
+    const base64 = Buffer.from(secret).toString("base64");
+    const toolResult = w.double.requests.find((r) => JSON.stringify(r.body).includes("toolu_print"));
+    expect(JSON.stringify(toolResult?.body)).toContain(secret);
+    const marker = "***SECRET(API_TOKEN)***";
+    await page.locator(`[data-turn-id="${retry.id}"] .tool summary`).last().click();
+    await expect(page.locator(`[data-turn-id="${retry.id}"]`).textContent()).resolves.toContain(marker);
+    const dom = await page.content();
+    expect(dom).not.toContain(secret);
+    expect(dom).not.toContain(base64);
+    const { stdout: followed } = await run(
+      process.execPath,
+      [bundlePath, "turn", "follow", retry.id, "--state", w.stateDir, "--json"],
+      { env: w.env.env },
+    );
+    expect(followed).toContain(marker);
+    expect(followed).not.toContain(secret);
+    expect(followed).not.toContain(base64);
+    expect(filesContaining([w.stateDir], base64)).toEqual([]);
+    expect(w.daemon!.process.stderr()).not.toContain(base64);
   });
 });

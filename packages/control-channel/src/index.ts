@@ -44,6 +44,8 @@ export {
   shimMain,
   shimSocketEnvVar,
   shimTokenEnvVar,
+  shimTokenFileEnvVar,
+  takeTokenFile,
 } from "./mcp-shim.js";
 export {
   assertGeneration,
@@ -63,6 +65,7 @@ export {
   maxSocketPathBytes,
   mcpSocketName,
   removeStaleGenerations,
+  type SocketChannel,
   startBridgeGeneration,
   startMcpSocketServer,
 } from "./mcp-socket-server.js";

@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ControlToken } from "@bridgeworks/protocol";
-import { shimSocketEnvVar, shimTokenEnvVar } from "./mcp-shim.js";
+import { shimSocketEnvVar, shimTokenEnvVar, shimTokenFileEnvVar } from "./mcp-shim.js";
 import { assertSocketPath, McpMountError } from "./mcp-socket-server.js";
 import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 
@@ -23,6 +23,11 @@ export interface MintTurnMountOptions {
   socketPath: string;
   /** The turn's token (`TurnTokenRegistry.issue`). */
   token: string;
+  /**
+   * Where the caller wrote `token` (0600, in the generation's 0700 dir): the mount then names this
+   * file (`FLOOT_MCP_TOKEN_FILE`), which the shim removes once read, instead of carrying the token.
+   */
+  tokenFile?: string;
   /** Defaults to this node and this package's `dist/shim.js` (`defaultShimCommand()`). */
   shimCommand?: ShimCommand;
 }
@@ -68,7 +73,9 @@ export function mintTurnMount(options: MintTurnMountOptions): McpStdioMount {
     args: [shim.script],
     env: {
       [shimSocketEnvVar]: options.socketPath,
-      [shimTokenEnvVar]: options.token,
+      ...(options.tokenFile !== undefined
+        ? { [shimTokenFileEnvVar]: options.tokenFile }
+        : { [shimTokenEnvVar]: options.token }),
       NODE_OPTIONS: "",
     },
   };

@@ -1,3 +1,4 @@
+import { readFileSync, unlinkSync } from "node:fs";
 import { connect as netConnect, type Socket } from "node:net";
 
 // This module is what `dist/shim.js` loads: it imports node builtins only, so the shim starts fast and
@@ -7,6 +8,11 @@ import { connect as netConnect, type Socket } from "node:net";
 export const shimSocketEnvVar = "FLOOT_MCP_SOCKET";
 /** The env var holding the per-turn token (never argv: every user can read argv with `ps`). */
 export const shimTokenEnvVar = "FLOOT_MCP_TOKEN";
+/**
+ * The env var naming a 0600 file holding the token instead, which the shim removes once read: the CLI's
+ * environment, which every command the agent runs inherits, then carries a path to nothing.
+ */
+export const shimTokenFileEnvVar = "FLOOT_MCP_TOKEN_FILE";
 
 /** How the shim ends; the CLI only sees "the MCP server exited", the codes are for logs and tests. */
 export const ShimExitCode = {
@@ -133,7 +139,8 @@ export function runShim(options: ShimOptions): Promise<ShimExitCode> {
  */
 export function shimMain(): void {
   const socketPath = process.env[shimSocketEnvVar];
-  const token = process.env[shimTokenEnvVar];
+  const tokenFile = process.env[shimTokenFileEnvVar];
+  const token = tokenFile ? takeTokenFile(tokenFile) : process.env[shimTokenEnvVar];
   for (const name of Object.keys(process.env)) delete process.env[name];
   void runShim({
     socketPath,
@@ -143,4 +150,15 @@ export function shimMain(): void {
     stderr: process.stderr,
     exit: (code) => process.exit(code),
   });
+}
+
+/** Reads the token file and removes it, so nothing started later can read it; undefined when gone. */
+export function takeTokenFile(path: string): string | undefined {
+  try {
+    const token = readFileSync(path, "utf8").trim();
+    unlinkSync(path);
+    return token || undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -64,14 +64,21 @@ export type McpRefusalReason =
   | "server-failed"
   | "no-request-channel";
 
+/** What a connection asks for after its token line: MCP, or one request (see `sendSocketRequest`). */
+export type SocketChannel = "mcp" | "request";
+
 export interface McpSocketServerOptions<Context> {
   /** The generation's own dir, e.g. `<state>/bridges/g<gen>` (see `bridgeGenerationDir`); made 0700. */
   dir: string;
   generation: number;
   /** Called per authorized connection with what `authorize` returned for its token. */
   createServer: (context: Context) => McpServerLike;
-  /** Maps a token to its turn; `undefined` refuses it. Compare in constant time (see `TurnTokenRegistry`). */
-  authorize: (token: string) => Context | undefined;
+  /**
+   * Maps a token to its turn; `undefined` refuses it. Compare in constant time (see `TurnTokenRegistry`).
+   * `channel` says what the connection asks for (`"mcp"`, or `"request"` for the one-shot channel), so
+   * a token can be good for one only: a gate hook's token, which every tool inherits, need not open MCP.
+   */
+  authorize: (token: string, channel: SocketChannel) => Context | undefined;
   helloTimeoutMs?: number;
   /**
    * Answers a one-shot request (a token line naming `"channel": "request"`, then one JSON line; see
@@ -222,7 +229,7 @@ export async function startMcpSocketServer<Context>(
       const { token } = hello;
       let context: Context | undefined;
       try {
-        context = options.authorize(token);
+        context = options.authorize(token, hello.channel === requestChannelName ? "request" : "mcp");
       } catch (error) {
         emit({ type: "error", generation, message: `authorize threw: ${describeError(error)}` });
         context = undefined;

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import {
@@ -10,6 +11,7 @@ import {
   maxSocketPathBytes,
   mintToken,
   mintTurnMount,
+  takeTokenFile,
   writeMcpConfigFile,
 } from "../src/index.js";
 import { useTempDirs } from "./helpers.js";
@@ -28,6 +30,24 @@ describe("mintTurnMount", () => {
     });
     expect(mount.args.join(" ")).not.toContain(token);
     expect(mount.command).not.toContain(token);
+  });
+
+  test("with a token file, the environment names the file and carries no token; the shim takes it once", async () => {
+    const token = mintToken(randomBytes);
+    const dir = await tempDir();
+    const tokenFile = join(dir, "turn.token");
+    await writeFile(tokenFile, token, { mode: 0o600 });
+    const mount = mintTurnMount({ socketPath, token, tokenFile });
+    expect(mount.env).toEqual({
+      FLOOT_MCP_SOCKET: socketPath,
+      FLOOT_MCP_TOKEN_FILE: tokenFile,
+      NODE_OPTIONS: "",
+    });
+    expect(JSON.stringify(mount)).not.toContain(token);
+    expect(takeTokenFile(tokenFile)).toBe(token);
+    // Removed once read: whatever starts later (a tool the agent runs) finds nothing there.
+    expect(existsSync(tokenFile)).toBe(false);
+    expect(takeTokenFile(tokenFile)).toBeUndefined();
   });
 
   test("the default shim is this package's dist/shim.js", () => {

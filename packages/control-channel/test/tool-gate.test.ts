@@ -11,6 +11,7 @@ import {
   type SocketRequestHandler,
   sendSocketRequest,
   ToolGateHookExit,
+  TurnTokenRegistry,
 } from "../src/index.js";
 import { useTempDirs } from "./helpers.js";
 import {
@@ -143,6 +144,39 @@ describe("the request channel beside MCP on a generation socket", () => {
     );
     expect(unknown.received).toBe("");
     expect(calls).toBe(0);
+  });
+
+  test("authorize is told the channel: a request-only token is answered there and opens no MCP", async () => {
+    const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+    const { server, tokens } = await startServer({
+      dir: join(await tempDir(), "g1"),
+      generation: 1,
+      handleRequest: () => ({ decision: "allow" }),
+      authorize: (token, channel) => (channel === "request" ? gateTokens : tokens).authorize(token),
+    });
+    const gateToken = gateTokens.issue({ turnId: "turn-a" });
+    const answered = await sendSocketRequest({
+      socketPath: server.socketPath,
+      token: gateToken,
+      request: {},
+      timeoutMs: 5_000,
+    });
+    expect(answered).toEqual({ kind: "answered", answer: { decision: "allow" } });
+    const mcp = await sendAndAwaitClose(
+      server.socketPath,
+      `${JSON.stringify({ token: gateToken })}\n${initializeRequestLine}`,
+    );
+    expect(mcp.received).toBe("");
+    // The MCP token, conversely, is no good on the request channel.
+    const mcpToken = tokens.issue({ turnId: "turn-a" });
+    expect(
+      await sendSocketRequest({
+        socketPath: server.socketPath,
+        token: mcpToken,
+        request: {},
+        timeoutMs: 5_000,
+      }),
+    ).toEqual({ kind: "closed" });
   });
 
   test("the same token still opens MCP on the same socket", async () => {

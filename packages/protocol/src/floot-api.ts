@@ -142,14 +142,42 @@ export const FlootDaemonStatus = z.strictObject({
 export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;
 
 /**
- * `POST /v1/ui/login-codes` (Bearer token only): a one-time code for `GET /login?code=…`, which trades it
- * for the web UI's session cookie. Single use, valid until `expiresAt`.
+ * `POST /v1/ui/login-codes` (Bearer token only): a one-time code for the sign-in link
+ * `http://127.0.0.1:<port>/#login=<code>` (a URL fragment: the browser never sends it to a server). The
+ * page trades it with `POST /ui/sign-in`. Single use, valid until `expiresAt`.
  */
 export const FlootLoginCode = z.strictObject({
   code: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a login code is 32 random bytes, base64url"),
   expiresAt: z.iso.datetime({ offset: true }),
 });
 export type FlootLoginCode = z.infer<typeof FlootLoginCode>;
+
+const Base64Url256 = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes, base64url");
+
+/** `POST /ui/sign-in` body: the code from the sign-in link's fragment. */
+export const UiSignInRequest = z.strictObject({ code: Base64Url256 });
+export type UiSignInRequest = z.infer<typeof UiSignInRequest>;
+
+/**
+ * The web UI's credential, kept in the page's `sessionStorage` (one origin: scheme, host and port).
+ * `token` goes in `Authorization: Bearer` and is valid only on the origin it was issued for;
+ * `identityKey` lets the page check the daemon's identity (`POST /ui/identity`) before sending it.
+ */
+export const UiCredential = z.strictObject({
+  token: Base64Url256,
+  sessionId: Base64Url256,
+  identityKey: Base64Url256,
+  origin: z.string(),
+  expiresAt: z.iso.datetime({ offset: true }),
+});
+export type UiCredential = z.infer<typeof UiCredential>;
+
+/** `POST /ui/identity`: a fresh nonce; the daemon answers HMAC-SHA256(identityKey, `<origin>\n<nonce>`). */
+export const UiIdentityRequest = z.strictObject({ sessionId: Base64Url256, nonce: Base64Url256 });
+export type UiIdentityRequest = z.infer<typeof UiIdentityRequest>;
+
+export const UiIdentityProof = z.strictObject({ proof: Base64Url256 });
+export type UiIdentityProof = z.infer<typeof UiIdentityProof>;
 
 /** A session with its current turn (the active one, else the latest), as the web UI's list shows it. */
 export const FlootSessionSummary = z.strictObject({

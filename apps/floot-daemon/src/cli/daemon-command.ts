@@ -4,6 +4,7 @@ import { startDaemon } from "../daemon/daemon.js";
 import { resolveStateDir } from "../state-dir.js";
 import type { FlootContext } from "./context.js";
 import { daemonOptions } from "./daemon-connection.js";
+import { printSignInLink } from "./sign-in-link.js";
 import { onStopSignal } from "./signals.js";
 
 export const daemonCommand = defineCommand<FlootContext>()({
@@ -19,6 +20,10 @@ export const daemonCommand = defineCommand<FlootContext>()({
       placeholder: "N",
       summary: "the port on 127.0.0.1 (0: any free one)",
       parse: integer(0, 65_535),
+    },
+    "sign-in-link": {
+      type: "boolean",
+      summary: "print a one-time web UI sign-in link to the controlling terminal (never to stderr or a log)",
     },
   },
   examples: [{ command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" }],
@@ -37,6 +42,7 @@ export const daemonCommand = defineCommand<FlootContext>()({
     context.stderr.write(
       `floot daemon listening on http://127.0.0.1:${daemon.port} (state: ${stateDir}, generation ${daemon.generation})\n`,
     );
+    if (options["sign-in-link"]) printSignInLink(daemon.signInLink, context.stderr);
     return await new Promise<number>((resolve) => {
       onStopSignal(context.signals, (signal) => {
         logger.info("stopping", { signal });

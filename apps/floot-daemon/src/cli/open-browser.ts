@@ -7,12 +7,7 @@ import { delimiter, join } from "node:path";
  * Wayland. Elsewhere (ssh, CI) does nothing: the printed link is the way in. Never waits for the browser.
  */
 export function openInBrowser(url: string, env: Readonly<Record<string, string | undefined>>): boolean {
-  const opener =
-    process.platform === "darwin"
-      ? "open"
-      : env.DISPLAY || env.WAYLAND_DISPLAY
-        ? findOnPath("xdg-open", env.PATH)
-        : undefined;
+  const opener = desktopOpener(env);
   if (!opener) return false;
   try {
     const child = spawn(opener, [url], { detached: true, stdio: "ignore" });
@@ -22,6 +17,12 @@ export function openInBrowser(url: string, env: Readonly<Record<string, string |
   } catch {
     return false;
   }
+}
+
+/** The desktop's opener, or undefined where there is no desktop. */
+export function desktopOpener(env: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (process.platform === "darwin") return "open";
+  return env.DISPLAY || env.WAYLAND_DISPLAY ? findOnPath("xdg-open", env.PATH) : undefined;
 }
 
 function findOnPath(name: string, path: string | undefined): string | undefined {

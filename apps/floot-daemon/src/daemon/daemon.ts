@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -29,11 +29,13 @@ import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
+import { maskingJournal } from "./masking-journal.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runtime-dir.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
+import { SecretMask } from "./secret-mask.js";
 import { SecretVault } from "./secret-vault.js";
 import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
@@ -67,6 +69,8 @@ export interface RunningDaemon {
   generation: number;
   stateDir: string;
   recovery: RecoveryReport;
+  /** A fresh one-time sign-in link for the web UI (for the terminal only: never log it). */
+  signInLink(): string;
   stop(): Promise<void>;
 }
 
@@ -137,16 +141,23 @@ async function startLocked(
 
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
-  const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId));
+  // The turn side writes through the mask: no submitted secret reaches the journal, a stream or the UI.
+  const mask = new SecretMask();
+  const turnJournal = maskingJournal(journal, mask);
+  const secrets = new SecretBroker(turnJournal, vault, (turn) => coordinator?.kick(turn.sessionId), mask);
   const permissions = new PermissionBroker({
-    journal,
+    journal: turnJournal,
     rulesOf: (sessionId) => sessionRulesOf(sessionId, sessions, journal),
     timeoutOf: (sessionId) => sessions.options(sessionId).permissionTimeoutMs,
     startRetry: (turn) => coordinator?.kick(turn.sessionId),
   });
+  // Two tokens per turn. The MCP one (requestSecret) reaches the shim in a 0600 file it removes once
+  // read; the gate hook's, which opens the request channel only, is in the CLI's environment, which
+  // every command the agent runs inherits.
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+  const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
-    journal,
+    journal: turnJournal,
     effectFreeToolsOf: (turnId) => coordinator?.effectFreeToolsOf(turnId),
     trace,
     logger,
@@ -154,7 +165,7 @@ async function startLocked(
   const bridge: BridgeGeneration<TurnContext> = await startBridgeGeneration<TurnContext>({
     bridgesDir: join(stateDir, "bridges"),
     generation,
-    authorize: (token) => tokens.authorize(token),
+    authorize: (token, channel) => (channel === "mcp" ? tokens : gateTokens).authorize(token),
     createServer: (context) => createFlootMcpServer(context, secrets, permissions, logger),
     handleRequest: gate,
     onEvent: (event) => {
@@ -171,7 +182,7 @@ async function startLocked(
   const gateDeadlineMs = positiveInt(env.FLOOT_GATE_TIMEOUT_MS) ?? defaultToolGateDeadlineMs;
 
   coordinator = new TurnCoordinator({
-    journal,
+    journal: turnJournal,
     sessions,
     secrets,
     permissions,
@@ -183,18 +194,24 @@ async function startLocked(
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
-        const mount = mintTurnMount({ socketPath: bridge.server.socketPath, token, shimCommand: shim });
+        const gateToken = gateTokens.issue(context);
+        const tokenFile = join(dirname(bridge.server.socketPath), `${randomUUID()}.token`);
+        writeFileSync(tokenFile, token, { mode: 0o600, flag: "wx" });
+        const socketPath = bridge.server.socketPath;
+        const mount = mintTurnMount({ socketPath, token, tokenFile, shimCommand: shim });
         return {
           mount,
-          // The same socket and token: the hook reads them from the CLI's environment.
+          // The same socket, the gate's own token: the hook reads them from the CLI's environment.
           gate: {
             command: process.execPath,
             args: [gateHook],
-            env: { [shimSocketEnvVar]: bridge.server.socketPath, [shimTokenEnvVar]: token },
+            env: { [shimSocketEnvVar]: socketPath, [shimTokenEnvVar]: gateToken },
             deadlineMs: gateDeadlineMs,
           },
           release() {
             tokens.revoke(token);
+            gateTokens.revoke(gateToken);
+            rmSync(tokenFile, { force: true });
             bridge.server.closeConnectionsOf(context);
           },
         };
@@ -206,6 +223,7 @@ async function startLocked(
 
   const startedAt = new Date().toISOString();
   const apiToken = mintToken(randomBytes);
+  const uiAuth = new UiAuth({ stateDir });
   const api: ApiServer = await startApiServer(
     {
       journal,
@@ -217,7 +235,7 @@ async function startLocked(
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
-      uiAuth: new UiAuth({ stateDir }),
+      uiAuth,
       socketPath: join(runtimeDir, apiSocketName),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
@@ -252,6 +270,7 @@ async function startLocked(
     generation,
     stateDir,
     recovery,
+    signInLink: () => `http://127.0.0.1:${api.port}/#login=${uiAuth.mintLoginCode().code}`,
     stop() {
       stopped ??= cleanup();
       return stopped;

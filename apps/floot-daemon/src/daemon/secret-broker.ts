@@ -5,6 +5,7 @@ import type {
   TurnRecord,
 } from "@bridgeworks/protocol";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { SecretMask } from "./secret-mask.js";
 import type { Credential, SecretVault } from "./secret-vault.js";
 
 export interface TurnContext {
@@ -43,11 +44,18 @@ export class SecretBroker {
   readonly #vault: SecretVault;
   readonly #startRetry: (turn: TurnRecord) => void;
   readonly #waiters = new Map<string, Waiter>();
+  readonly #mask: SecretMask | undefined;
 
-  constructor(journal: TurnJournal, vault: SecretVault, startRetry: (turn: TurnRecord) => void) {
+  constructor(
+    journal: TurnJournal,
+    vault: SecretVault,
+    startRetry: (turn: TurnRecord) => void,
+    mask?: SecretMask,
+  ) {
     this.#journal = journal;
     this.#vault = vault;
     this.#startRetry = startRetry;
+    this.#mask = mask;
   }
 
   async ask(context: TurnContext, draft: SecretRequestDraft, signal: AbortSignal): Promise<SecretAnswer> {
@@ -80,12 +88,14 @@ export class SecretBroker {
     });
   }
 
-  /** The human's answer. `value` goes to the vault and nowhere else. */
+  /** The human's answer. `value` goes to the vault, and to the mask (memory) before any tool can print it. */
   submit(requestId: string, value: string): SubmitSecretResponse {
     const request = this.#journal.getSecretRequest(requestId);
     if (!request) {
       throw new SecretBrokerError("secret_request_not_found", `secret request ${requestId} does not exist`);
     }
+    if (request.status === "pending" || request.status === "orphaned")
+      this.#mask?.register(request.name, value);
     if (request.status === "pending") {
       const waiter = this.#waiters.get(requestId);
       const resolved = this.#journal.resolveSecretRequest(requestId, "submitted");

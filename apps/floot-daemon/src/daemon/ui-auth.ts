@@ -1,8 +1,9 @@
-import { createHash, randomBytes as cryptoRandomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes as cryptoRandomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
-import type { FlootLoginCode } from "@bridgeworks/protocol";
+import type { FlootLoginCode, UiCredential } from "@bridgeworks/protocol";
+import { loadDaemonKey } from "./daemon-key.js";
 
 export interface UiAuthOptions {
   stateDir: string;
@@ -17,8 +18,13 @@ interface Grant {
   expiresAt: number;
 }
 
+interface Session extends Grant {
+  origin: string;
+}
+
 interface StoredSession {
   digest: string;
+  origin: string;
   expiresAt: string;
 }
 
@@ -28,24 +34,31 @@ const defaultSessionTtlMs = 14 * 24 * 60 * 60 * 1000;
 const maxOutstandingCodes = 64;
 
 /**
- * The web UI's login: `floot open` (holding the API token) mints a one-time code; `GET /login?code=…`
- * trades it for a random session cookie. Only SHA-256 digests are kept, and compared in constant time.
- * Session digests are persisted in the state dir so an open page survives a daemon restart; codes are
- * not (a code outlives no daemon).
+ * The web UI's sign-in. `floot open` (holding the API token) mints a one-time code; the page trades it
+ * (`POST /ui/sign-in`) for a bearer token bound to the origin it signed in on (`http://127.0.0.1:<port>`),
+ * which it keeps in `sessionStorage` and sends as `Authorization`. Only SHA-256 digests of codes and
+ * tokens are kept, compared in constant time. Token digests persist in the state dir (0600), so an open
+ * page reattaches after a restart on the same port; codes do not outlive the daemon.
+ *
+ * Identity: each session has an id and an identity key, HMAC(daemon key, id), where the daemon key is a
+ * persistent 0600 file in the state dir. Before sending its token the page sends a nonce; only the real
+ * daemon can answer HMAC(identity key, origin + nonce), so a process that took the port learns nothing.
  */
 export class UiAuth {
   readonly #path: string;
+  readonly #key: Buffer;
   readonly #now: () => number;
   readonly #random: (size: number) => Buffer;
   readonly #loginCodeTtlMs: number;
   readonly #sessionTtlMs: number;
   #codes: Grant[] = [];
-  #sessions: Grant[];
+  #sessions: Session[];
 
   constructor(options: UiAuthOptions) {
     this.#path = join(options.stateDir, uiSessionsFileName);
     this.#now = options.now ?? Date.now;
     this.#random = options.randomBytes ?? cryptoRandomBytes;
+    this.#key = loadDaemonKey(options.stateDir, this.#random);
     this.#loginCodeTtlMs = options.loginCodeTtlMs ?? defaultLoginCodeTtlMs;
     this.#sessionTtlMs = options.sessionTtlMs ?? defaultSessionTtlMs;
     this.#sessions = this.#load();
@@ -59,35 +72,53 @@ export class UiAuth {
     return { code, expiresAt: new Date(expiresAt).toISOString() };
   }
 
-  /** Trades a live code (used up either way) for a new session cookie value; undefined when refused. */
-  async redeemLoginCode(code: string): Promise<string | undefined> {
+  /** Trades a live code (used up either way) for a credential bound to `origin`; undefined when refused. */
+  async redeemLoginCode(code: string, origin: string): Promise<UiCredential | undefined> {
     this.#codes = live(this.#codes, this.#now());
     const index = findDigest(this.#codes, digest(code));
     if (index === -1) return undefined;
     this.#codes.splice(index, 1);
-    const value = this.#random(32).toString("base64url");
-    this.#sessions = [
-      ...live(this.#sessions, this.#now()),
-      { digest: digest(value), expiresAt: this.#now() + this.#sessionTtlMs },
-    ];
+    const token = this.#random(32).toString("base64url");
+    const expiresAt = this.#now() + this.#sessionTtlMs;
+    this.#sessions = [...live(this.#sessions, this.#now()), { digest: digest(token), origin, expiresAt }];
     await this.#save();
-    return value;
+    const sessionId = sessionIdOf(token);
+    return {
+      token,
+      sessionId,
+      identityKey: this.#identityKey(sessionId).toString("base64url"),
+      origin,
+      expiresAt: new Date(expiresAt).toISOString(),
+    };
   }
 
-  isSession(value: string | undefined): boolean {
-    if (!value) return false;
-    const grant = this.#sessions[findDigest(this.#sessions, digest(value))];
-    return grant !== undefined && grant.expiresAt > this.#now();
+  /** Whether `token` is a live session issued for `origin` (a token used on another port is refused). */
+  isSession(token: string | undefined, origin: string): boolean {
+    if (!token) return false;
+    const session = this.#sessions[findDigest(this.#sessions, digest(token))];
+    return session !== undefined && session.expiresAt > this.#now() && session.origin === origin;
   }
 
-  #load(): Grant[] {
+  /** The daemon's answer to a page's identity challenge (for any id: existence is not revealed). */
+  prove(sessionId: string, origin: string, nonce: string): string {
+    return createHmac("sha256", this.#identityKey(sessionId))
+      .update(`${origin}\n${nonce}`, "utf8")
+      .digest("base64url");
+  }
+
+  #identityKey(sessionId: string): Buffer {
+    return createHmac("sha256", this.#key).update(`floot-ui-identity\n${sessionId}`, "utf8").digest();
+  }
+
+  #load(): Session[] {
     try {
       const stored = JSON.parse(readFileSync(this.#path, "utf8")) as { sessions?: StoredSession[] };
       return live(
         (stored.sessions ?? [])
-          .filter((each) => /^[0-9a-f]{64}$/.test(each.digest))
+          .filter((each) => /^[0-9a-f]{64}$/.test(each.digest) && typeof each.origin === "string")
           .map((each) => ({
             digest: Buffer.from(each.digest, "hex"),
+            origin: each.origin,
             expiresAt: Date.parse(each.expiresAt),
           })),
         this.#now(),
@@ -100,17 +131,23 @@ export class UiAuth {
   async #save(): Promise<void> {
     const sessions: StoredSession[] = this.#sessions.map((each) => ({
       digest: each.digest.toString("hex"),
+      origin: each.origin,
       expiresAt: new Date(each.expiresAt).toISOString(),
     }));
     await writePrivateFileAtomic(this.#path, `${JSON.stringify({ sessions })}\n`);
   }
 }
 
+/** A public name for a session: not the token, and not its stored digest. */
+function sessionIdOf(token: string): string {
+  return createHash("sha256").update(`floot-ui-session-id\n${token}`, "utf8").digest("base64url");
+}
+
 function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }
 
-function live(grants: Grant[], now: number): Grant[] {
+function live<T extends Grant>(grants: T[], now: number): T[] {
   return grants.filter((grant) => grant.expiresAt > now);
 }
 

@@ -1,4 +1,5 @@
 import type { FlootApiError, TurnEventEnvelope } from "@bridgeworks/protocol";
+import { authorization, forgetVerification, NotSignedIn } from "./credential.js";
 
 /** The daemon answered with an error. */
 export class ApiError extends Error {
@@ -19,19 +20,39 @@ export class Unreachable extends Error {
   }
 }
 
-// The page authenticates by its HttpOnly cookie: it never holds the API token.
+/**
+ * The Authorization header, once the daemon proved its identity. No credential: a 401 (signed out);
+ * a failed proof (the port is held by something else) counts as unreachable and sends nothing.
+ */
+async function authorize(): Promise<string> {
+  try {
+    return await authorization();
+  } catch (error) {
+    if (error instanceof NotSignedIn) throw new ApiError(401, "not_signed_in", error.message);
+    throw new Unreachable(error);
+  }
+}
+
+function unreachable(error: unknown): Unreachable {
+  forgetVerification();
+  return new Unreachable(error);
+}
+
+// The page authenticates by its origin-bound token (sessionStorage): it never holds the API token, and
+// no cookie exists for another page on 127.0.0.1 to ride on.
 export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const auth = await authorize();
   let response: Response;
   try {
     response = await fetch(path, {
       method,
-      credentials: "same-origin",
+      credentials: "omit",
       cache: "no-store",
-      headers: body === undefined ? {} : { "content-type": "application/json" },
+      headers: { authorization: auth, ...(body !== undefined && { "content-type": "application/json" }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
   } catch (error) {
-    throw new Unreachable(error);
+    throw unreachable(error);
   }
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
@@ -56,17 +77,18 @@ export async function followTurn(
   onEnvelope: (envelope: TurnEventEnvelope) => void,
   signal: AbortSignal,
 ): Promise<void> {
+  const auth = await authorize();
   let response: Response;
   try {
     response = await fetch(`/v1/turns/${encodeURIComponent(turnId)}/follow?from=${from}`, {
-      credentials: "same-origin",
+      credentials: "omit",
       cache: "no-store",
-      headers: { accept: "text/event-stream" },
+      headers: { accept: "text/event-stream", authorization: auth },
       signal,
     });
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new Unreachable(error);
+    throw unreachable(error);
   }
   if (!response.ok || !response.body) throw await errorOf(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -96,9 +118,9 @@ export async function followTurn(
   } catch (error) {
     if (signal.aborted) throw error;
     if (error instanceof GapError) throw error;
-    throw new Unreachable(error);
+    throw unreachable(error);
   }
-  if (!ended) throw new Unreachable("the event stream ended before the turn did");
+  if (!ended) throw unreachable("the event stream ended before the turn did");
 }
 
 /** An event arrived past the next expected index: the page reloads the missing ones instead of guessing. */

@@ -1,4 +1,5 @@
 import { Connection } from "./connection.js";
+import { signInFromFragment } from "./credential.js";
 import { SessionPage } from "./session-page.js";
 import { SessionsPage } from "./sessions-page.js";
 
@@ -16,5 +17,10 @@ function route(): void {
   main.querySelector<HTMLElement>("h1")?.focus({ preventScroll: true });
 }
 
-window.addEventListener("hashchange", route);
-route();
+// A sign-in link (`#login=<code>`) is traded for this tab's credential before any page asks the API.
+void signInFromFragment()
+  .catch(() => connection.signedOut())
+  .finally(() => {
+    window.addEventListener("hashchange", route);
+    route();
+  });

@@ -27,7 +27,7 @@ export interface ApiDeps {
   token: string;
   logger: Logger;
   status: () => FlootDaemonStatus;
-  /** The web UI's login codes and session cookies. */
+  /** The web UI's sign-in codes, origin-bound tokens and identity proofs. */
   uiAuth: UiAuth;
   /** Static files of the web UI, served to a logged-in browser only; absent when not installed. */
   uiDir?: string;
@@ -45,8 +45,8 @@ export interface ApiServer {
 
 /**
  * The daemon's HTTP server on 127.0.0.1: every request passes the Host/Origin guard; `/v1` needs the
- * API token (or the web UI's cookie from its own page) and goes to the route table; `/login` and
- * everything else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
+ * API token (or the web UI's origin-bound token) and goes to the route table; `/ui/*` and everything
+ * else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
  * With `socketPath`, the same `/v1` routes are also served on that unix socket (the CLI's way in; no
  * web UI there), where the socket's file mode is the credential.
  */
@@ -78,7 +78,8 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     const path = new URL(request.url ?? "/", "http://x").pathname;
     if (transport === "socket" && !path.startsWith("/v1/"))
       throw new ApiError("not_found", "the API socket serves /v1 only; the web UI is on the TCP port");
-    if (path === "/login") return ui.login(request, response);
+    if (path === "/ui/sign-in") return ui.signIn(request, response);
+    if (path === "/ui/identity") return ui.identity(request, response);
     if (!path.startsWith("/v1/")) return ui.serve(request, response, path);
     const caller = transport === "socket" ? "token" : guards.apiCaller(request);
     const matching = routes.filter((route) => route.pattern.test(path));

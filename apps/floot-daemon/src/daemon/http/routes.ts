@@ -23,7 +23,7 @@ export interface Route {
   method: Method;
   pattern: RegExp;
   handler: (request: IncomingMessage, response: ServerResponse, params: string[]) => Promise<void>;
-  /** Only with the API token: never with the web UI's cookie. */
+  /** Only with the API token: never with the web UI's page token. */
   tokenOnly?: boolean;
 }
 

@@ -1,8 +1,11 @@
 import { createReadStream, existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { extname, join, normalize, sep } from "node:path";
+import { type UiIdentityProof, UiIdentityRequest, UiSignInRequest } from "@bridgeworks/protocol";
+import { sendJson } from "@bridgeworks/runtime";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed } from "./api-error.js";
+import { readBody } from "./body.js";
 import type { Guards } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
 
@@ -37,42 +40,43 @@ export interface UiPagesOptions {
   uiDir: string | undefined;
 }
 
-/** The web UI: `/login?code=…` trades a one-time code for the session cookie; the rest is static files. */
+/**
+ * The web UI. Its static files hold no secret and are served to anyone who passes the Host check; the
+ * credential lives in the page. `POST /ui/sign-in` trades the sign-in link's one-time code for a token
+ * bound to the page's origin; `POST /ui/identity` answers the page's challenge before it sends the token.
+ */
 export function createUiPages({ uiAuth, guards, uiDir }: UiPagesOptions) {
   return {
-    async login(request: IncomingMessage, response: ServerResponse): Promise<void> {
-      if (request.method !== "GET") throw notAllowed(request.method, "/login", ["GET"]);
-      const code = new URL(request.url ?? "/", "http://x").searchParams.get("code") ?? "";
-      const session = /^[A-Za-z0-9_-]{1,64}$/.test(code) ? await uiAuth.redeemLoginCode(code) : undefined;
-      if (session === undefined) {
-        return sendPage(
-          response,
-          401,
-          "This login link is used up or expired",
-          "Run <code>floot open</code> for a fresh one.",
+    async signIn(request: IncomingMessage, response: ServerResponse): Promise<void> {
+      if (request.method !== "POST") throw notAllowed(request.method, "/ui/sign-in", ["POST"]);
+      const { code } = await readBody(request, UiSignInRequest);
+      const credential = await uiAuth.redeemLoginCode(code, guards.originOf(request));
+      if (credential === undefined) {
+        throw new ApiError(
+          "unauthorized",
+          "this sign-in link is used up or expired: run floot open for a fresh one",
         );
       }
-      response.writeHead(303, {
-        location: "/",
-        "set-cookie": `${guards.cookieName()}=${session}; HttpOnly; SameSite=Strict; Path=/`,
-        ...pageHeaders,
-        "cache-control": "no-store",
-      });
-      response.end();
+      sendJson(response, 201, credential);
     },
 
-    /** A static file for a signed-in browser; a sign-in page for anyone else. */
+    async identity(request: IncomingMessage, response: ServerResponse): Promise<void> {
+      if (request.method !== "POST") throw notAllowed(request.method, "/ui/identity", ["POST"]);
+      const { sessionId, nonce } = await readBody(request, UiIdentityRequest);
+      const answer: UiIdentityProof = { proof: uiAuth.prove(sessionId, guards.originOf(request), nonce) };
+      sendJson(response, 200, answer);
+    },
+
     async serve(request: IncomingMessage, response: ServerResponse, path: string): Promise<void> {
       if (!(pageMethods as readonly (string | undefined)[]).includes(request.method)) {
         throw notAllowed(request.method, path, pageMethods);
       }
-      if (!guards.hasUiSession(request)) {
-        if (!uiDir) throw new ApiError("not_found", "the web UI is not installed");
+      if (path === "/login") {
         return sendPage(
           response,
-          401,
+          410,
           "Sign in with floot open",
-          "Run <code>floot open</code> and follow the link it prints.",
+          "Run <code>floot open</code> for a sign-in link.",
         );
       }
       const relative =

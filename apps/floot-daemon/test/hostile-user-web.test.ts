@@ -1,0 +1,220 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
+import { promisify } from "node:util";
+import type { FlootSession } from "@bridgeworks/protocol";
+import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
+import { afterEach, describe, expect, test } from "vitest";
+import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
+import { appDir, bundlePath, FlootWorld } from "./daemon-harness.js";
+
+// Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
+// uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. The README's threat
+// model lists what each one shows.
+
+const run = promisify(execFile);
+const hostileDir = join(appDir, "test/hostile");
+const attackerUid = "65534";
+const tracker = new ProcessTracker();
+let world: FlootWorld | undefined;
+let browser: TestBrowser | undefined;
+const cleanups: (() => void)[] = [];
+
+afterEach(async () => {
+  await browser?.close();
+  browser = undefined;
+  for (const cleanup of cleanups.splice(0)) cleanup();
+  await tracker.endAll();
+  const problems = (await world?.dispose()) ?? [];
+  world = undefined;
+  expect(problems).toEqual([]);
+});
+
+/** A node script of `test/hostile/` as the other user: no groups, nothing of ours it may read. */
+function asAttacker(script: string, args: string[] = []): TrackedProcess {
+  return tracker.spawn(
+    "setpriv",
+    [
+      "--reuid",
+      attackerUid,
+      "--regid",
+      attackerUid,
+      "--clear-groups",
+      process.execPath,
+      join(hostileDir, script),
+      ...args,
+    ],
+    { cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+}
+
+function jsonLines(text: string): Record<string, unknown>[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+async function setUp(): Promise<FlootWorld> {
+  world = await FlootWorld.create("claude", { steps: [] });
+  await world.startDaemon();
+  return world;
+}
+
+describe("a hostile local user against the web UI", () => {
+  test("attack 1: a page of another user on another 127.0.0.1 port gets no credential from a signed-in browser", async () => {
+    const w = await setUp();
+    const daemonPort = w.daemon!.file.port;
+    const attacker = asAttacker("attacker-server.mjs", [String(daemonPort)]);
+    await attacker.waitForOutput((out) => out.includes('"port"'), 30_000);
+    const attackerPort = (jsonLines(attacker.stdout())[0] as { port: number }).port;
+
+    browser = await openBrowser();
+    const { page } = browser;
+    await page.goto(await signInLink(w));
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    // The victim follows a link from the signed-in page to the attacker's.
+    await page.evaluate((url) => {
+      location.href = url;
+    }, `http://127.0.0.1:${attackerPort}/`);
+    await attacker.waitForOutput((out) => out.includes('"done"'), 60_000);
+    const outcome = jsonLines(attacker.stdout()).find((line) => line.done) as {
+      uid: number;
+      seen: { headers: Record<string, string> }[];
+      report: Record<string, string>;
+      replays: { credential: string[]; overview: number; create: number }[];
+    };
+    expect(outcome.uid).toBe(Number(attackerUid));
+
+    // Nothing the browser sent the attacker's server carried a credential.
+    expect(outcome.seen.length).toBeGreaterThan(0);
+    for (const { headers } of outcome.seen) {
+      expect(headers.cookie).toBeUndefined();
+      expect(headers.authorization).toBeUndefined();
+    }
+    // Nothing the attacker's page could read in the browser either, and the daemon refused it.
+    expect(outcome.report.cookie).toBe("");
+    expect(outcome.report.session).toBe("{}");
+    expect(outcome.report.overview).not.toMatch(/status 2/);
+    expect(outcome.report.create).not.toMatch(/status 2/);
+    // Replaying anything it saw (or nothing), with forged Host and Origin: no overview, no session.
+    expect(outcome.replays.length).toBeGreaterThan(0);
+    for (const replay of outcome.replays) {
+      expect(replay.overview).toBe(401);
+      expect(replay.create).toBe(401);
+    }
+    const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
+    expect(sessions).toEqual([]);
+  });
+
+  test("attack 3: during floot open the sign-in code is in no process's argv", async () => {
+    const w = await setUp();
+    const watcher = asAttacker("cmdline-watcher.mjs");
+    await watcher.waitForOutput((out) => out.includes('"watching"'), 30_000);
+
+    const profile = mkdtempSync(join(tmpdir(), "floot-hostile-chromium-"));
+    const pidFile = join(profile, "..", `${profile.split("/").pop()}.pid`);
+    cleanups.push(() => {
+      const left = processesMentioning(profile);
+      for (const pid of left) process.kill(pid, "SIGKILL");
+      rmSync(profile, { recursive: true, force: true });
+      rmSync(pidFile, { force: true });
+    });
+    // A desktop session: floot open hands the browser what it opens through xdg-open.
+    await run(process.execPath, [bundlePath, "open", "--state", w.stateDir], {
+      env: {
+        ...w.env.env,
+        FLOOT_RUNTIME_DIR: w.runtimeDir,
+        DISPLAY: ":99",
+        PATH: [hostileDir, w.env.env.PATH ?? ""].join(delimiter),
+        FLOOT_TEST_BROWSER_PROFILE: profile,
+        FLOOT_TEST_BROWSER_PIDFILE: pidFile,
+      },
+    });
+    // The browser signs in (the daemon stores the new session's digest) ...
+    await waitUntil(
+      () => {
+        const path = join(w.stateDir, "ui-sessions.json");
+        return (
+          existsSync(path) &&
+          (JSON.parse(readFileSync(path, "utf8")) as { sessions: unknown[] }).sessions.length > 0
+        );
+      },
+      90_000,
+      "the browser signed in through floot open",
+    );
+    process.kill(watcher.pid, "SIGTERM");
+    await watcher.exited;
+    const result = jsonLines(watcher.stdout()).find((line) => "scans" in line) as {
+      scans: number;
+      found: { code: string; argv: string }[];
+    };
+    const browserPid = Number(readFileSync(pidFile, "utf8").trim());
+    expect(processesMentioning(profile)).toContain(browserPid);
+    process.kill(browserPid, "SIGTERM");
+    expect(result.scans).toBeGreaterThan(10);
+    expect(result.found).toEqual([]);
+  }, 180_000);
+
+  test("attack 8: a command the agent runs cannot raise a secret request with the turn's credential", async () => {
+    const command = `${process.execPath} ${join(hostileDir, "raise-secret-request.mjs")}`;
+    world = await FlootWorld.create("claude", {
+      steps: [
+        {
+          match: { toolResultFor: "toolu_attack" },
+          repeat: true,
+          response: { events: [{ type: "text", text: "Ran it." }] },
+        },
+        {
+          match: { lastUserTextIncludes: "[attack8]" },
+          response: {
+            events: [
+              {
+                type: "tool_use",
+                id: "toolu_attack",
+                name: "Bash",
+                input: { command, description: "Run the project's setup script" },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon();
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[attack8] run the setup script");
+    await waitUntil(
+      async () => {
+        const events = await w.client.request<{ events: { event: { type: string } }[] }>(
+          "GET",
+          `/v1/turns/${turn.id}/events`,
+        );
+        return events.events.some((each) => each.event.type === "tool.completed");
+      },
+      120_000,
+      "the attack's tool call completed",
+    );
+    const events = await w.client.request<{ events: { event: Record<string, unknown> }[] }>(
+      "GET",
+      `/v1/turns/${turn.id}/events`,
+    );
+    const completed = events.events.find((each) => each.event.type === "tool.completed")?.event;
+    const output = typeof completed?.output === "string" ? completed.output : JSON.stringify(completed);
+    const report = /ATTACK8 (\{.*\})/.exec(output)?.[1];
+    expect(report, output).toBeDefined();
+    const found = JSON.parse(report!) as {
+      socket: boolean;
+      tokenFile: string | null;
+      attempts: { source: string; how: string }[];
+    };
+    // The tool saw the socket and tried what it inherited; no attempt got an MCP session.
+    expect(found.socket).toBe(true);
+    expect(found.attempts.length).toBeGreaterThan(0);
+    if (found.tokenFile !== null) expect(existsSync(found.tokenFile)).toBe(false);
+    for (const each of found.attempts) expect(each.how, each.source).toBe("closed by the daemon");
+    expect(await w.secretRequests()).toEqual([]);
+    expect((await w.waitForEnd(turn.id)).phase).toBe("completed");
+  });
+});
