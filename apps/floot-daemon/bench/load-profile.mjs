@@ -9,8 +9,10 @@ import { join } from "node:path";
 import { loopDelayPreloadPath } from "@bridgeworks/test-harness";
 import {
   api,
+  fetchOnce,
   observe,
   ratio,
+  readSse,
   sleep,
   startDaemon,
   stats,
@@ -36,13 +38,31 @@ async function restarts(root, stateDir, rounds) {
   return readyMs;
 }
 
-/** What one open sessions page asks of the daemon: today's page polls the whole overview. */
-async function uiClient(call, stop, bytes) {
-  while (!stop.stopped) {
-    const overview = await call("GET", "/v1/overview");
+/**
+ * What one open sessions page asks of the daemon (ui/src/session-list.ts): the change stream, held open,
+ * and a page of 50 at a time; its user pages on, filters by status and searches, one action every 2.5 s.
+ */
+async function uiClient(file, call, stop, bytes, pushes) {
+  const changes = new AbortController();
+  const watching = fetchOnce(`http://127.0.0.1:${file.port}/v1/changes`, {
+    method: "GET",
+    headers: { authorization: `Bearer ${file.token}` },
+    signal: changes.signal,
+  })
+    .then((response) => readSse(response, () => (pushes.count += 1)))
+    .catch(() => {});
+  const actions = ["limit=50", "next", "limit=50&status=running", "limit=50&q=module%2042"];
+  let cursor;
+  for (let step = 0; !stop.stopped; step += 1) {
+    const action = actions[step % actions.length];
+    const query = action === "next" ? `limit=50${cursor ? `&cursor=${cursor}` : ""}` : action;
+    const overview = await call("GET", `/v1/overview?${query}`);
+    cursor = overview.nextCursor;
     bytes.push(JSON.stringify(overview).length);
     await sleep(2_500);
   }
+  changes.abort();
+  await watching;
 }
 
 /** Sequential one-session reads until `stop`; each sample is one request's round trip. */
@@ -120,7 +140,7 @@ export async function loadProfile(root) {
     const sessions = [];
     for (let i = 0; i < streamingTurns; i += 1)
       sessions.push(await call("POST", "/v1/sessions", { backend: "claude" }));
-    const probe = (await call("GET", "/v1/overview")).sessions.at(-1)?.session.id ?? sessions[0].id;
+    const probe = (await call("GET", "/v1/overview?limit=500")).sessions.at(-1).session.id;
     const never = { stopped: false };
 
     // Idle: the same read, the loop, and one turn followed by one observer.
@@ -137,7 +157,10 @@ export async function loadProfile(root) {
     // Loaded: 8 UI clients, 100 followers of 10 streaming turns, and the same read alongside.
     const stop = { stopped: false };
     const overviewBytes = [];
-    const clients = Array.from({ length: uiClients }, () => uiClient(call, stop, overviewBytes));
+    const pushes = { count: 0 };
+    const clients = Array.from({ length: uiClients }, () =>
+      uiClient(file, call, stop, overviewBytes, pushes),
+    );
     await sleep(200);
     await loopWindow(child, loopFile);
     const loadedReads = [];
@@ -180,6 +203,7 @@ export async function loadProfile(root) {
       load: {
         uiClients,
         overviewBytes: stats(overviewBytes),
+        changesPushed: pushes.count,
         streamingTurns,
         deltasPerTurn,
         deltaGapMs,

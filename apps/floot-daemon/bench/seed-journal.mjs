@@ -18,13 +18,17 @@ function idAt(ms) {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+const title = (session, turn) => `session ${session} turn ${turn}: refactor module ${session % 97}`;
+
 export function seedJournal(stateDir, { sessions, turnsPerSession, eventsPerTurn, running = 0 }) {
   const path = join(stateDir, "journal.sqlite");
   openJournal({ path }).close();
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
-  const insertSession = db.prepare("INSERT INTO sessions (id, backend, created_at) VALUES (?, ?, ?)");
+  const insertSession = db.prepare(
+    "INSERT INTO sessions (id, backend, created_at, title) VALUES (?, ?, ?, ?)",
+  );
   const insertTurn = db.prepare(
     `INSERT INTO turns (id, session_id, seq, input, phase, attempt, effects, bridge_generation, conversation_id,
        created_at, updated_at) VALUES (?, ?, ?, ?, 'running', 1, 1, 1, ?, ?, ?)`,
@@ -58,12 +62,12 @@ export function seedJournal(stateDir, { sessions, turnsPerSession, eventsPerTurn
     const runningIds = [];
     for (let s = 0; s < sessions; s += 1) {
       const sessionId = idAt(clock);
-      insertSession.run(sessionId, s % 2 === 0 ? "claude" : "codex", clock);
+      insertSession.run(sessionId, s % 2 === 0 ? "claude" : "codex", clock, title(s, 1));
       const keepRunning = s >= sessions - running;
       for (let t = 1; t <= turnsPerSession; t += 1) {
         clock += 1000;
         const turnId = idAt(clock);
-        const prompt = JSON.stringify({ prompt: `session ${s} turn ${t}: refactor module ${s % 97}` });
+        const prompt = JSON.stringify({ prompt: title(s, t) });
         insertTurn.run(turnId, sessionId, t, prompt, `conv-${s}`, clock, clock);
         let idx = 0;
         for (const event of events(t)) {

@@ -8,6 +8,7 @@ import {
   SecretRequestDraft,
   SecretResolution,
   SessionDraft,
+  SessionPageQuery,
   type SessionRecord,
   type SpawnMarker,
   type ToolAdmission,
@@ -37,6 +38,7 @@ import {
   toToolAdmission,
   toTurnRecord,
 } from "./rows.js";
+import { SessionPages } from "./session-pages.js";
 import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 
@@ -121,6 +123,9 @@ export class TurnJournal {
   readonly #onError: (error: unknown) => void;
   readonly #subscribers: TurnSubscribers;
   readonly #synchronous: Synchronous;
+  readonly #pages: SessionPages;
+  readonly #sessionListeners = new Set<(sessionId: string) => void>();
+  #changedSessions = new Set<string>();
   #pending: PendingEvent[] = [];
   #pendingEffects = new Map<string, number>();
   #pendingSince: number | undefined;
@@ -153,6 +158,7 @@ export class TurnJournal {
       this.#db.pragma("foreign_keys = ON");
       migrate(this.#db);
       this.#sql = prepareStatements(this.#db);
+      this.#pages = new SessionPages(this.#db);
     } catch (error) {
       this.#db.close();
       throw error;
@@ -180,6 +186,7 @@ export class TurnJournal {
     this.#transaction(() => {
       if (this.#sql.session.get(id)) throw new JournalError("session_exists", `session ${id} already exists`);
       this.#sql.insertSession.run(id, backend, this.#clock.now());
+      this.#changedSessions.add(id);
     });
     return this.#requireSession(id);
   }
@@ -191,6 +198,23 @@ export class TurnJournal {
 
   listSessions(): SessionRecord[] {
     return this.#sql.sessions.all().map(toSessionRecord);
+  }
+
+  /** One keyset page of sessions, newest first, optionally of one status or matching a search. */
+  listSessionPage(query: SessionPageQuery = {}): { sessions: SessionRecord[]; nextCursor?: string } {
+    const valid = parseInput(SessionPageQuery, query, "query");
+    const { rows, nextCursor } = this.#pages.page(valid);
+    return { sessions: rows.map(toSessionRecord), ...(nextCursor !== undefined && { nextCursor }) };
+  }
+
+  /**
+   * Wakes `listener` with a session's id after each commit that changed what a session list shows of
+   * it: created, stopped, a turn submitted, a turn's phase, a secret request of it resolved.
+   */
+  subscribeSessionChanges(listener: (sessionId: string) => void): () => void {
+    const entry = (sessionId: string) => listener(sessionId);
+    this.#sessionListeners.add(entry);
+    return () => this.#sessionListeners.delete(entry);
   }
 
   /** Refuses new turns from now on; queued turns are cancelled. The active turn must have ended. */
@@ -212,6 +236,7 @@ export class TurnJournal {
         });
       }
       this.#sql.stopSession.run(this.#clock.now(), sessionId);
+      this.#changedSessions.add(sessionId);
       return queued.map((turn) => turn.id);
     });
     this.#subscribers.notify(touched);
@@ -554,6 +579,7 @@ export class TurnJournal {
       }
       const now = this.#clock.now();
       this.#sql.resolveSecretRequest.run(status, now, now, requestId);
+      this.#changedSessions.add(request.session_id);
       if (request.status === "orphaned") return [];
       const turn = this.#requireTurnRow(request.turn_id);
       const stillPending = this.#sql.pendingSecretRequestsOfTurn.all(turn.id).length > 0;
@@ -614,8 +640,33 @@ export class TurnJournal {
   // ---- internals ---------------------------------------------------------------------------------
 
   #transaction<T>(work: () => T): T {
-    // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
-    return this.#db.transaction(work).immediate();
+    const outermost = !this.#db.inTransaction;
+    let result: T;
+    try {
+      // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
+      result = this.#db.transaction(work).immediate();
+    } catch (error) {
+      if (outermost) this.#changedSessions.clear();
+      throw error;
+    }
+    if (outermost) this.#announceSessionChanges();
+    return result;
+  }
+
+  /** After the commit only: a listener never hears of a change that rolled back. */
+  #announceSessionChanges(): void {
+    if (this.#changedSessions.size === 0) return;
+    const changed = this.#changedSessions;
+    this.#changedSessions = new Set();
+    for (const sessionId of changed) {
+      for (const listener of [...this.#sessionListeners]) {
+        try {
+          listener(sessionId);
+        } catch (error) {
+          this.#onError(error);
+        }
+      }
+    }
   }
 
   /** Runs `work` with `synchronous=FULL` on this connection, whatever the journal was opened with. */
@@ -668,6 +719,8 @@ export class TurnJournal {
       now,
     });
     this.#writeEvents(id, [{ at: now, event: { type: "phase", phase } }]);
+    this.#sql.setSessionTitle.run(input.prompt.slice(0, 200), sessionId);
+    this.#changedSessions.add(sessionId);
     return id;
   }
 
@@ -681,6 +734,7 @@ export class TurnJournal {
     const events: TurnEvent[] = [...(changes.events ?? [])];
     const phase = changes.phase ?? turn.phase;
     if (changes.phase !== undefined && changes.phase !== turn.phase) {
+      this.#changedSessions.add(turn.session_id);
       if (isTerminalTurnPhase(changes.phase)) {
         events.push(
           ...this.#closeSecretRequests(turn.id, changes.phase === "interrupted" ? "orphaned" : "cancelled"),

@@ -146,6 +146,19 @@ const migrations: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'turns: recorded effects are never cleared'); END;
     `,
   },
+  {
+    version: 4,
+    // Session lists at scale: newest first by keyset, a title to search (the first prompt), the stopped
+    // ones on their own index; nothing on a request path reads every session.
+    sql: `
+      ALTER TABLE sessions ADD COLUMN title TEXT;
+      UPDATE sessions SET title = (
+        SELECT substr(json_extract(t.input, '$.prompt'), 1, 200) FROM turns t
+        WHERE t.session_id = sessions.id ORDER BY t.seq LIMIT 1);
+      CREATE INDEX sessions_newest ON sessions (created_at DESC, id DESC);
+      CREATE INDEX sessions_stopped ON sessions (created_at DESC, id DESC) WHERE stopped_at IS NOT NULL;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

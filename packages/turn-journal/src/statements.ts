@@ -4,8 +4,8 @@ import type { EventRow, SecretRequestRow, SessionRow, ToolGateRow, TurnRow } fro
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
 const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
 
-const sessionColumns = `
-  s.id, s.backend, s.conversation_id, s.created_at, s.stopped_at,
+export const sessionColumns = `
+  s.id, s.backend, s.conversation_id, s.created_at, s.stopped_at, s.title,
   a.id AS active_turn_id, a.phase AS active_phase,
   (SELECT count(*) FROM turns q WHERE q.session_id = s.id AND q.phase = 'queued') AS queued_turns
   FROM sessions s LEFT JOIN turns a ON a.session_id = s.id AND a.phase IN ${activePhases}`;
@@ -68,6 +68,7 @@ export function prepareStatements(db: Database) {
     session: query<[string], SessionRow>(`SELECT ${sessionColumns} WHERE s.id = ?`),
     sessions: query<[], SessionRow>(`SELECT ${sessionColumns} ORDER BY s.created_at, s.id`),
     stopSession: query<[number, string]>("UPDATE sessions SET stopped_at = ? WHERE id = ?"),
+    setSessionTitle: query<[string, string]>("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL"),
     setSessionConversation: query<[string, string]>("UPDATE sessions SET conversation_id = ? WHERE id = ?"),
 
     insertTurn: query<[TurnInsert]>(
