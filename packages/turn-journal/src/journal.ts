@@ -22,7 +22,7 @@ import {
   TurnTransition,
 } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, isoTime, systemClock } from "./clock.js";
 import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
 import { effectBitsOf } from "./effects.js";
 import { JournalError, parseInput } from "./errors.js";
@@ -66,6 +66,12 @@ export interface JournalOptions {
   newId?: () => string;
   batch?: Partial<BatchPolicy>;
   synchronous?: Synchronous;
+  /**
+   * How a commit of stream events alone (no new effect, no phase change) is made durable; `synchronous`
+   * unless set. `NORMAL` lets the daemon commit such batches at once without an fsync each: they survive
+   * a crash of the process, and the next `FULL` commit (an effect, a phase, a gate admission) fsyncs them.
+   */
+  streamSynchronous?: Synchronous;
   /** Hears failures nobody else can: a background flush or a subscriber that threw. */
   onError?: (error: unknown) => void;
 }
@@ -123,9 +129,12 @@ export class TurnJournal {
   readonly #onError: (error: unknown) => void;
   readonly #subscribers: TurnSubscribers;
   readonly #synchronous: Synchronous;
+  readonly #streamSynchronous: Synchronous;
   readonly #pages: SessionPages;
   readonly #sessionListeners = new Set<(sessionId: string) => void>();
   #changedSessions = new Set<string>();
+  /** What the open transaction wrote, per turn; handed to subscribers once it committed. */
+  #committed = new Map<string, TurnEventEnvelope[]>();
   #pending: PendingEvent[] = [];
   #pendingEffects = new Map<string, number>();
   #pendingSince: number | undefined;
@@ -145,11 +154,14 @@ export class TurnJournal {
     this.#subscribers = new TurnSubscribers(this.#onError);
     const synchronous = options.synchronous ?? "FULL";
     this.#synchronous = synchronous;
-    if (!synchronousModes.includes(synchronous)) {
-      throw new JournalError(
-        "invalid_input",
-        `synchronous: must be FULL or NORMAL, got ${String(synchronous)}`,
-      );
+    this.#streamSynchronous = options.streamSynchronous ?? synchronous;
+    for (const [name, mode] of [
+      ["synchronous", synchronous],
+      ["streamSynchronous", this.#streamSynchronous],
+    ] as const) {
+      if (!synchronousModes.includes(mode)) {
+        throw new JournalError("invalid_input", `${name}: must be FULL or NORMAL, got ${String(mode)}`);
+      }
     }
     this.#db = new Database(options.path, { timeout: 5000 });
     try {
@@ -239,7 +251,7 @@ export class TurnJournal {
       this.#changedSessions.add(sessionId);
       return queued.map((turn) => turn.id);
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireSession(sessionId);
   }
 
@@ -254,7 +266,7 @@ export class TurnJournal {
     const turnId = this.#transaction(() =>
       this.#insertTurn(sessionId, validInput, { attempt: 1, replayOf: null, retryOf: null }),
     );
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -269,7 +281,7 @@ export class TurnJournal {
       return next.id;
     });
     if (turnId === undefined) return undefined;
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -294,7 +306,7 @@ export class TurnJournal {
         stampGeneration: valid.phase === "spawning",
       });
     });
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -319,7 +331,7 @@ export class TurnJournal {
         retryOf: turn.id,
       });
     });
-    this.#subscribers.notify([retryId]);
+    this.#notify([retryId]);
     return this.#requireTurn(retryId);
   }
 
@@ -357,7 +369,7 @@ export class TurnJournal {
       );
       return [replayId, turn.id];
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireTurn(touched[0]!);
   }
 
@@ -412,7 +424,8 @@ export class TurnJournal {
     this.#pendingSince ??= now;
     const full = this.#pending.length >= this.#batch.maxEvents;
     const old = now - this.#pendingSince >= this.#batch.maxDelayMs;
-    if (urgent || full || old) this.flush();
+    if (urgent) this.flush();
+    else if (full || old) this.#flushStream();
     else this.#scheduleFlush();
   }
 
@@ -439,7 +452,7 @@ export class TurnJournal {
     this.#pendingSince = undefined;
     if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
   }
 
   /** Committed events of a turn from `fromIndex` on, at most `limit` of them, in index order. */
@@ -470,7 +483,7 @@ export class TurnJournal {
   admitToolCall(turnId: string, draft: ToolAdmissionDraft): ToolAdmission {
     const valid = parseInput(ToolAdmissionDraft, draft, "admission");
     this.flush();
-    const created = this.#fullySynchronous(() =>
+    const created = this.#withSynchronous("FULL", () =>
       this.#transaction(() => {
         if (this.#sql.toolGate.get(turnId, valid.toolCallId)) return false;
         const turn = this.#requireTurnRow(turnId);
@@ -503,7 +516,7 @@ export class TurnJournal {
         return true;
       }),
     );
-    if (created) this.#subscribers.notify([turnId]);
+    if (created) this.#notify([turnId]);
     const row = this.#sql.toolGate.get(turnId, valid.toolCallId);
     if (!row)
       throw new JournalError("turn_not_found", `turn ${turnId} has no gate record ${valid.toolCallId}`);
@@ -556,7 +569,7 @@ export class TurnJournal {
       });
       return id;
     });
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireSecretRequest(requestId);
   }
 
@@ -589,7 +602,7 @@ export class TurnJournal {
       });
       return [turn.id];
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireSecretRequest(requestId);
   }
 
@@ -647,10 +660,19 @@ export class TurnJournal {
       result = this.#db.transaction(work).immediate();
     } catch (error) {
       if (outermost) this.#changedSessions.clear();
+      // Even a nested failure: a subscriber then reads the journal, it never hears rolled-back events.
+      this.#committed.clear();
       throw error;
     }
     if (outermost) this.#announceSessionChanges();
     return result;
+  }
+
+  /** Wakes the turns' subscribers with the events just committed to each (they need not read them back). */
+  #notify(turnIds: Iterable<string>): void {
+    const committed = this.#committed;
+    this.#committed = new Map();
+    this.#subscribers.notify(turnIds, committed);
   }
 
   /** After the commit only: a listener never hears of a change that rolled back. */
@@ -669,15 +691,20 @@ export class TurnJournal {
     }
   }
 
-  /** Runs `work` with `synchronous=FULL` on this connection, whatever the journal was opened with. */
-  #fullySynchronous<T>(work: () => T): T {
-    if (this.#synchronous === "FULL") return work();
-    this.#db.pragma("synchronous = FULL");
+  /** Runs `work` with `synchronous=mode` on this connection, whatever the journal was opened with. */
+  #withSynchronous<T>(mode: Synchronous, work: () => T): T {
+    if (this.#synchronous === mode) return work();
+    this.#db.pragma(`synchronous = ${mode}`);
     try {
       return work();
     } finally {
       this.#db.pragma(`synchronous = ${this.#synchronous}`);
     }
+  }
+
+  /** A batch of stream events without a new effect (urgent ones flush at once, with `synchronous`). */
+  #flushStream(): void {
+    this.#withSynchronous(this.#streamSynchronous, () => this.flush());
   }
 
   #scheduleFlush(): void {
@@ -686,7 +713,7 @@ export class TurnJournal {
       this.#flushTimer = undefined;
       if (!this.#db.open) return;
       try {
-        this.flush();
+        this.#flushStream();
       } catch (error) {
         this.#onError(error);
       }
@@ -801,8 +828,14 @@ export class TurnJournal {
     let index = this.#sql.nextEventIndex.get(turnId) ?? 0;
     let effects = 0;
     let conversationId: string | undefined;
+    let committed = this.#committed.get(turnId);
+    if (!committed) {
+      committed = [];
+      this.#committed.set(turnId, committed);
+    }
     for (const { at, event } of events) {
       this.#sql.insertEvent.run(turnId, index, at, event.type, JSON.stringify(event));
+      committed.push({ turnId, index, at: isoTime(at), event });
       index += 1;
       effects |= effectBitsOf(event);
       if (event.type === "backend.started") conversationId = event.conversationId;

@@ -15,6 +15,13 @@ const turnColumns = `
   (SELECT coalesce(max(e.idx) + 1, 0) FROM turn_events e WHERE e.turn_id = t.id) AS event_count
   FROM turns t JOIN sessions s ON s.id = t.session_id`;
 
+/**
+ * Recovery's input. `+t.session_id` keeps SQLite from walking the (session_id, seq) index through every
+ * turn to save a sort: it reads the `turns_unfinished` partial index, whose size is the unfinished turns.
+ */
+export const unfinishedTurnsSql = `SELECT ${turnColumns} WHERE t.phase NOT IN ${terminalPhases}
+  ORDER BY +t.session_id, t.seq`;
+
 export interface TurnInsert {
   id: string;
   sessionId: string;
@@ -104,9 +111,7 @@ export function prepareStatements(db: Database) {
       `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase = 'queued' ORDER BY t.seq`,
     ),
     turnsOfSession: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.session_id = ? ORDER BY t.seq`),
-    unfinishedTurns: query<[], TurnRow>(
-      `SELECT ${turnColumns} WHERE t.phase NOT IN ${terminalPhases} ORDER BY t.session_id, t.seq`,
-    ),
+    unfinishedTurns: query<[], TurnRow>(unfinishedTurnsSql),
     retryOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.retry_of = ?`),
     replayOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.replay_of = ?`),
 

@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
 import { JournalError } from "../src/errors.js";
 import { openJournal } from "../src/journal.js";
+import { unfinishedTurnsSql } from "../src/statements.js";
 import { createTestJournal, oldJournal } from "./helpers.js";
 
 /** Sessions s-00..s-(n-1), one second apart, each with one turn titled by its number. */
@@ -109,6 +110,28 @@ describe("session pages", () => {
       expect(journal.getSession("s1")?.title).toBeDefined();
     } finally {
       journal.close();
+    }
+  });
+});
+
+describe("restart", () => {
+  test("recovery's query reads the unfinished turns' index, not every turn", () => {
+    const { journal, path } = manySessions(3);
+    journal.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec("ANALYZE");
+    } catch {
+      // Read-only: plan without statistics, as a fresh journal has none.
+    }
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${unfinishedTurnsSql}`).all() as { detail: string }[])
+        .map((row) => row.detail)
+        .join("\n");
+      expect(plan).toContain("turns_unfinished");
+      expect(plan).not.toMatch(/SCAN t(?! USING INDEX turns_unfinished)/);
+    } finally {
+      db.close();
     }
   });
 });
