@@ -403,16 +403,21 @@ export class TurnJournal {
   appendEvents(turnId: string, events: readonly BackendEvent[]): void {
     if (events.length === 0) return;
     const valid = events.map((event, index) => parseInput(BackendEvent, event, `events[${index}]`));
-    const turn = this.#sql.turnPhase.get(turnId);
-    if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
-    if (!acceptsEvents(turn.phase)) {
-      throw new JournalError(
-        "not_accepting_events",
-        `turn ${turnId} is ${turn.phase}; only spawning, running or awaiting_secret turns take events`,
-      );
+    // A turn with buffered events was checked when they came, and every phase change flushes first: no
+    // read per event (flush checks again, and the store's triggers refuse events of an ended turn).
+    let known = this.#pendingEffects.get(turnId);
+    if (known === undefined) {
+      const turn = this.#sql.turnPhase.get(turnId);
+      if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
+      if (!acceptsEvents(turn.phase)) {
+        throw new JournalError(
+          "not_accepting_events",
+          `turn ${turnId} is ${turn.phase}; only spawning, running or awaiting_secret turns take events`,
+        );
+      }
+      known = turn.effects;
     }
     const now = this.#clock.now();
-    let known = turn.effects | (this.#pendingEffects.get(turnId) ?? 0);
     let urgent = false;
     for (const event of valid) {
       const bits = effectBitsOf(event);
@@ -833,9 +838,15 @@ export class TurnJournal {
       committed = [];
       this.#committed.set(turnId, committed);
     }
+    let lastAt = Number.NaN;
+    let lastIso = "";
     for (const { at, event } of events) {
       this.#sql.insertEvent.run(turnId, index, at, event.type, JSON.stringify(event));
-      committed.push({ turnId, index, at: isoTime(at), event });
+      if (at !== lastAt) {
+        lastAt = at;
+        lastIso = isoTime(at);
+      }
+      committed.push({ turnId, index, at: lastIso, event });
       index += 1;
       effects |= effectBitsOf(event);
       if (event.type === "backend.started") conversationId = event.conversationId;
