@@ -1,87 +1,24 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
 // 100 observers, the pre-tool gate's cost per tool call. Prints one JSON document. The CLI is
 // bench/fake-claude.mjs: this measures the daemon.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { openJournal } from "@bridgeworks/turn-journal";
+import {
+  api,
+  children,
+  observe,
+  startDaemon as startIn,
+  stats,
+  stopDaemon,
+  waitEnded,
+} from "./daemon-kit.mjs";
+import { loadProfile } from "./load-profile.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const bundle = join(here, "..", "bundle", "floot.mjs");
-const fakeClaude = join(here, "fake-claude.mjs");
 const root = mkdtempSync(join(tmpdir(), "floot-bench-"));
-const children = new Set();
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const stats = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const pick = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-  const round = (v) => Math.round(v * 100) / 100;
-  return {
-    n: sorted.length,
-    p50: round(pick(0.5)),
-    p95: round(pick(0.95)),
-    p99: round(pick(0.99)),
-    max: round(sorted.at(-1)),
-  };
-};
-
-function startDaemon(stateDir, env = {}) {
-  const startedAt = performance.now();
-  const previous = readDaemonFile(stateDir)?.generation;
-  const child = spawn(process.execPath, [bundle, "daemon", "--state", stateDir], {
-    env: { ...process.env, FLOOT_RUNTIME_DIR: join(root, "run"), FLOOT_CLAUDE_COMMAND: fakeClaude, ...env },
-    stdio: ["ignore", "ignore", "ignore"],
-  });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  return (async () => {
-    for (;;) {
-      const file = readDaemonFile(stateDir);
-      if (file && file.pid === child.pid && file.generation !== previous) {
-        return { child, file, readyMs: performance.now() - startedAt };
-      }
-      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}`);
-      await sleep(2);
-    }
-  })();
-}
-
-async function stopDaemon(child) {
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill("SIGTERM");
-  await exited;
-}
-
-function readDaemonFile(stateDir) {
-  try {
-    return JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
-function api(file) {
-  return async (method, path, body) => {
-    const response = await fetch(`http://127.0.0.1:${file.port}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${file.token}`, ...(body && { "content-type": "application/json" }) },
-      ...(body && { body: JSON.stringify(body) }),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.json();
-  };
-}
-
-async function waitEnded(call, turnId) {
-  for (;;) {
-    const turn = await call("GET", `/v1/turns/${turnId}`);
-    if (["completed", "failed", "cancelled", "interrupted"].includes(turn.phase)) return turn;
-    await sleep(5);
-  }
-}
+const startDaemon = (stateDir, env = {}) => startIn(root, stateDir, { env });
 
 async function restartToReady() {
   const stateDir = join(root, "large");
@@ -148,34 +85,7 @@ async function followLatency() {
   const session = await call("POST", "/v1/sessions", { backend: "claude" });
   const turn = await call("POST", `/v1/sessions/${session.id}/turns`, { prompt: "stream" });
   const latencies = [];
-  const observers = Array.from({ length: 100 }, async () => {
-    const response = await fetch(`http://127.0.0.1:${file.port}/v1/turns/${turn.id}/follow?from=0`, {
-      headers: { authorization: `Bearer ${file.token}` },
-    });
-    const decoder = new TextDecoder();
-    let buffer = "";
-    let count = 0;
-    for await (const chunk of response.body) {
-      const receivedAt = Date.now();
-      buffer += decoder.decode(chunk, { stream: true });
-      let split = buffer.indexOf("\n\n");
-      while (split !== -1) {
-        const data = buffer
-          .slice(0, split)
-          .split("\n")
-          .find((line) => line.startsWith("data: "));
-        buffer = buffer.slice(split + 2);
-        if (data) {
-          const envelope = JSON.parse(data.slice(6));
-          count += 1;
-          // Live events only: replayed history would measure the backlog, not the tail.
-          if (envelope.event.type === "assistant.text") latencies.push(receivedAt - Date.parse(envelope.at));
-        }
-        split = buffer.indexOf("\n\n");
-      }
-    }
-    return count;
-  });
+  const observers = Array.from({ length: 100 }, () => observe(file, turn.id, latencies));
   const counts = await Promise.all(observers);
   await stopDaemon(child);
   return { observers: 100, eventsPerObserver: stats(counts).p50, commitToObserverMs: stats(latencies) };
@@ -222,14 +132,22 @@ async function gateLatency() {
   };
 }
 
+// `node bench/daemon.bench.mjs [section...]` runs only the named sections.
+const sections = {
+  restartToReady,
+  acceptToSpawn,
+  followLatency,
+  gateLatency,
+  loadProfile: () => loadProfile(root),
+};
+const chosen = process.argv.slice(2);
+for (const name of chosen) if (!(name in sections)) throw new Error(`unknown bench section ${name}`);
+
 try {
-  const results = {
-    node: process.version,
-    restartToReady: await restartToReady(),
-    acceptToSpawn: await acceptToSpawn(),
-    followLatency: await followLatency(),
-    gateLatency: await gateLatency(),
-  };
+  const results = { node: process.version };
+  for (const [name, run] of Object.entries(sections)) {
+    if (chosen.length === 0 || chosen.includes(name)) results[name] = await run();
+  }
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 } finally {
   for (const child of children) child.kill("SIGKILL");

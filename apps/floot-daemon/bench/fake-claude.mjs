@@ -3,7 +3,11 @@
 // Prints init, FAKE_CLAUDE_LINES assistant lines FAKE_CLAUDE_GAP_MS apart, then a result. With
 // FAKE_CLAUDE_TOOL_CALLS=N it first runs the turn's PreToolUse hook (from its --settings, as Claude
 // Code runs it: `sh -c`, the hook input on stdin) N times, appending each run's ms and exit code to
-// FAKE_CLAUDE_GATE_LOG.
+// FAKE_CLAUDE_GATE_LOG. With FAKE_CLAUDE_DELTAS=N it streams one answer as N text deltas (GAP_MS apart), in
+// the lines Claude Code 2.1.332 prints with --include-partial-messages: `stream_event` lines carrying the
+// raw Messages SSE events (message_start, content_block_start, content_block_delta/text_delta,
+// content_block_stop, message_stop), then the whole `assistant` message (measured shapes:
+// /work/shared/reference/floot-daemon.md §1.4; parsed by backend-adapters' claude-translator.ts).
 import { spawnSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
 
@@ -34,6 +38,7 @@ function runGate(index) {
 process.stdin.on("end", async () => {
   emit({ type: "system", subtype: "init", mcp_servers: [{ name: "floot", status: "connected" }] });
   for (let i = 0; i < Number(process.env.FAKE_CLAUDE_TOOL_CALLS ?? 0); i += 1) runGate(i);
+  await streamDeltas(Number(process.env.FAKE_CLAUDE_DELTAS ?? 0));
   for (let i = 0; i < lines; i += 1) {
     if (gap) await new Promise((resolve) => setTimeout(resolve, gap));
     emit({
@@ -43,3 +48,23 @@ process.stdin.on("end", async () => {
   }
   emit({ type: "result", subtype: "success", is_error: false, result: "done", num_turns: 1 });
 });
+
+async function streamDeltas(count) {
+  if (count === 0) return;
+  const partial = (event) => emit({ type: "stream_event", event, parent_tool_use_id: null });
+  partial({ type: "message_start", message: { id: "msg_bench", role: "assistant", content: [] } });
+  partial({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+  const parts = [];
+  for (let i = 0; i < count; i += 1) {
+    if (gap) await new Promise((resolve) => setTimeout(resolve, gap));
+    parts.push(`token ${i} `);
+    partial({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `token ${i} ` } });
+  }
+  partial({ type: "content_block_stop", index: 0 });
+  partial({ type: "message_stop" });
+  emit({
+    type: "assistant",
+    message: { id: "msg_bench", role: "assistant", content: [{ type: "text", text: parts.join("") }] },
+    parent_tool_use_id: null,
+  });
+}

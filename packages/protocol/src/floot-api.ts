@@ -98,7 +98,11 @@ export const FlootSession = z.strictObject({
 });
 export type FlootSession = z.infer<typeof FlootSession>;
 
-export const FlootSessionList = z.strictObject({ sessions: z.array(FlootSession) });
+/** `GET /v1/sessions`: one page, newest first; `nextCursor` asks for the next (`?cursor=`). */
+export const FlootSessionList = z.strictObject({
+  sessions: z.array(FlootSession),
+  nextCursor: z.string().optional(),
+});
 export type FlootSessionList = z.infer<typeof FlootSessionList>;
 
 export const SendTurnRequest = TurnInput;
@@ -186,13 +190,27 @@ export const FlootSessionSummary = z.strictObject({
 });
 export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
 
-/** `GET /v1/overview`: everything the web UI's sessions list needs, in one read. */
+/**
+ * `GET /v1/overview?limit=&cursor=&status=&q=`: one page of the web UI's sessions list (newest first,
+ * keyset), with the open secret requests of those sessions; `nextCursor` asks for the next page.
+ */
 export const FlootOverview = z.strictObject({
   status: FlootDaemonStatus,
   sessions: z.array(FlootSessionSummary),
   secretRequests: z.array(SecretRequest),
+  nextCursor: z.string().optional(),
 });
 export type FlootOverview = z.infer<typeof FlootOverview>;
+
+/**
+ * `GET /v1/changes` (Server-Sent Events, `event: session`): a session as a list shows it, sent after
+ * each commit that changed it (created, stopped, a turn submitted or changing phase, a secret request).
+ */
+export const FlootSessionChange = z.strictObject({
+  summary: FlootSessionSummary,
+  secretRequests: z.array(SecretRequest),
+});
+export type FlootSessionChange = z.infer<typeof FlootSessionChange>;
 
 export const FlootApiErrorCode = z.enum([
   "bad_request",

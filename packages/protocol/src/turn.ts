@@ -36,8 +36,23 @@ export const SessionRecord = z.strictObject({
   queuedTurns: NonNegativeInt,
   createdAt: IsoTimestamp,
   stoppedAt: IsoTimestamp.optional(),
+  /** The session's first prompt (its first 200 characters): what a list shows and searches. */
+  title: z.string().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
+
+/**
+ * One page of a session list, newest first (keyset): `cursor` is the `nextCursor` of the page before,
+ * `status` keeps sessions in that status, `search` keeps those whose id starts with it or whose title
+ * contains it (case-insensitive).
+ */
+export const SessionPageQuery = z.strictObject({
+  limit: z.number().int().min(1).max(500).optional(),
+  cursor: z.string().min(1).max(200).optional(),
+  status: SessionStatus.optional(),
+  search: z.string().min(1).max(200).optional(),
+});
+export type SessionPageQuery = z.infer<typeof SessionPageQuery>;
 
 /** What creating a session takes; the journal mints an id when none is given. */
 export const SessionDraft = z.strictObject({

@@ -25,6 +25,11 @@ export interface FaultHit {
 /** The test-only module a faulted daemon loads with `node --import`; it is never bundled. */
 export const faultPreloadPath = fileURLToPath(new URL("../preload/fault-injection.mjs", import.meta.url));
 
+/** Bench-only: a module that measures its process's event-loop delay, one window per SIGUSR2. */
+export const loopDelayPreloadPath = fileURLToPath(
+  new URL("../preload/event-loop-delay.mjs", import.meta.url),
+);
+
 /**
  * Names that belong to tests only. A production bundle that contains one ships a test knob
  * (repo-checks looks for them in every app bundle).
@@ -33,6 +38,8 @@ export const testOnlyNames: readonly string[] = [
   "FLOOT_FAULTS",
   "FLOOT_TEST_",
   "fault-injection",
+  "FLOOT_LOOP_DELAY_FILE",
+  "event-loop-delay",
   "sleepSync",
   "holdBeforeSpawnMs",
   "holdAfterSpawnMs",

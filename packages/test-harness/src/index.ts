@@ -15,6 +15,7 @@ export {
   type FaultRule,
   faultInjection,
   faultPreloadPath,
+  loopDelayPreloadPath,
   readFaultLog,
   testOnlyNames,
 } from "./faults.js";

@@ -27,7 +27,7 @@ export function followTurn(
   let pumping = false;
   let wokenWhilePumping = false;
 
-  const pump = () => {
+  const pump = (_turnId?: string, committed?: readonly TurnEventEnvelope[]) => {
     // A commit made by `onEvents` itself wakes us re-entrantly: loop again instead of nesting.
     if (pumping) {
       wokenWhilePumping = true;
@@ -35,6 +35,14 @@ export function followTurn(
     }
     pumping = true;
     try {
+      // Live tail: the commit's own events, when they continue exactly where this follower is.
+      if (committed !== undefined && committed[0]?.index === nextIndex && !closed) {
+        const last = committed.at(-1)!;
+        nextIndex = last.index + 1;
+        if (last.event.type === "terminal") close();
+        onEvents([...committed]);
+        if (!wokenWhilePumping) return;
+      }
       do {
         wokenWhilePumping = false;
         while (!closed) {

@@ -22,4 +22,5 @@ export {
   type RecoveryPolicy,
   recoverJournal,
 } from "./recovery.js";
+export { defaultSessionPageLimit } from "./session-pages.js";
 export type { TurnListener } from "./subscribers.js";

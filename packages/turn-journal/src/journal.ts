@@ -12,6 +12,7 @@ import {
   SecretRequestDraft,
   SecretResolution,
   SessionDraft,
+  SessionPageQuery,
   type SessionRecord,
   type SpawnMarker,
   type ToolAdmission,
@@ -25,7 +26,7 @@ import {
   TurnTransition,
 } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
-import { type Clock, systemClock } from "./clock.js";
+import { type Clock, isoTime, systemClock } from "./clock.js";
 import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
 import { effectBitsOf } from "./effects.js";
 import { JournalError, parseInput } from "./errors.js";
@@ -47,6 +48,7 @@ import {
   toToolAdmission,
   toTurnRecord,
 } from "./rows.js";
+import { SessionPages } from "./session-pages.js";
 import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 
@@ -74,6 +76,12 @@ export interface JournalOptions {
   newId?: () => string;
   batch?: Partial<BatchPolicy>;
   synchronous?: Synchronous;
+  /**
+   * How a commit of stream events alone (no new effect, no phase change) is made durable; `synchronous`
+   * unless set. `NORMAL` lets the daemon commit such batches at once without an fsync each: they survive
+   * a crash of the process, and the next `FULL` commit (an effect, a phase, a gate admission) fsyncs them.
+   */
+  streamSynchronous?: Synchronous;
   /** Hears failures nobody else can: a background flush or a subscriber that threw. */
   onError?: (error: unknown) => void;
 }
@@ -132,6 +140,12 @@ export class TurnJournal {
   readonly #onError: (error: unknown) => void;
   readonly #subscribers: TurnSubscribers;
   readonly #synchronous: Synchronous;
+  readonly #streamSynchronous: Synchronous;
+  readonly #pages: SessionPages;
+  readonly #sessionListeners = new Set<(sessionId: string) => void>();
+  #changedSessions = new Set<string>();
+  /** What the open transaction wrote, per turn; handed to subscribers once it committed. */
+  #committed = new Map<string, TurnEventEnvelope[]>();
   #pending: PendingEvent[] = [];
   #pendingEffects = new Map<string, number>();
   #pendingSince: number | undefined;
@@ -151,11 +165,14 @@ export class TurnJournal {
     this.#subscribers = new TurnSubscribers(this.#onError);
     const synchronous = options.synchronous ?? "FULL";
     this.#synchronous = synchronous;
-    if (!synchronousModes.includes(synchronous)) {
-      throw new JournalError(
-        "invalid_input",
-        `synchronous: must be FULL or NORMAL, got ${String(synchronous)}`,
-      );
+    this.#streamSynchronous = options.streamSynchronous ?? synchronous;
+    for (const [name, mode] of [
+      ["synchronous", synchronous],
+      ["streamSynchronous", this.#streamSynchronous],
+    ] as const) {
+      if (!synchronousModes.includes(mode)) {
+        throw new JournalError("invalid_input", `${name}: must be FULL or NORMAL, got ${String(mode)}`);
+      }
     }
     this.#db = new Database(options.path, { timeout: 5000 });
     try {
@@ -165,6 +182,7 @@ export class TurnJournal {
       migrate(this.#db);
       this.#sql = prepareStatements(this.#db);
       this.#permissions = preparePermissionStatements(this.#db);
+      this.#pages = new SessionPages(this.#db);
     } catch (error) {
       this.#db.close();
       throw error;
@@ -192,6 +210,7 @@ export class TurnJournal {
     this.#transaction(() => {
       if (this.#sql.session.get(id)) throw new JournalError("session_exists", `session ${id} already exists`);
       this.#sql.insertSession.run(id, backend, this.#clock.now());
+      this.#changedSessions.add(id);
     });
     return this.#requireSession(id);
   }
@@ -203,6 +222,23 @@ export class TurnJournal {
 
   listSessions(): SessionRecord[] {
     return this.#sql.sessions.all().map(toSessionRecord);
+  }
+
+  /** One keyset page of sessions, newest first, optionally of one status or matching a search. */
+  listSessionPage(query: SessionPageQuery = {}): { sessions: SessionRecord[]; nextCursor?: string } {
+    const valid = parseInput(SessionPageQuery, query, "query");
+    const { rows, nextCursor } = this.#pages.page(valid);
+    return { sessions: rows.map(toSessionRecord), ...(nextCursor !== undefined && { nextCursor }) };
+  }
+
+  /**
+   * Wakes `listener` with a session's id after each commit that changed what a session list shows of
+   * it: created, stopped, a turn submitted, a turn's phase, a secret request of it resolved.
+   */
+  subscribeSessionChanges(listener: (sessionId: string) => void): () => void {
+    const entry = (sessionId: string) => listener(sessionId);
+    this.#sessionListeners.add(entry);
+    return () => this.#sessionListeners.delete(entry);
   }
 
   /** Refuses new turns from now on; queued turns are cancelled. The active turn must have ended. */
@@ -224,9 +260,10 @@ export class TurnJournal {
         });
       }
       this.#sql.stopSession.run(this.#clock.now(), sessionId);
+      this.#changedSessions.add(sessionId);
       return queued.map((turn) => turn.id);
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireSession(sessionId);
   }
 
@@ -241,7 +278,7 @@ export class TurnJournal {
     const turnId = this.#transaction(() =>
       this.#insertTurn(sessionId, validInput, { attempt: 1, replayOf: null, retryOf: null }),
     );
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -256,7 +293,7 @@ export class TurnJournal {
       return next.id;
     });
     if (turnId === undefined) return undefined;
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -281,7 +318,7 @@ export class TurnJournal {
         stampGeneration: valid.phase === "spawning",
       });
     });
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
 
@@ -306,7 +343,7 @@ export class TurnJournal {
         retryOf: turn.id,
       });
     });
-    this.#subscribers.notify([retryId]);
+    this.#notify([retryId]);
     return this.#requireTurn(retryId);
   }
 
@@ -344,7 +381,7 @@ export class TurnJournal {
       );
       return [replayId, turn.id];
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireTurn(touched[0]!);
   }
 
@@ -378,16 +415,21 @@ export class TurnJournal {
   appendEvents(turnId: string, events: readonly BackendEvent[]): void {
     if (events.length === 0) return;
     const valid = events.map((event, index) => parseInput(BackendEvent, event, `events[${index}]`));
-    const turn = this.#sql.turnPhase.get(turnId);
-    if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
-    if (!acceptsEvents(turn.phase)) {
-      throw new JournalError(
-        "not_accepting_events",
-        `turn ${turnId} is ${turn.phase}; only spawning, running or awaiting_secret turns take events`,
-      );
+    // A turn with buffered events was checked when they came, and every phase change flushes first: no
+    // read per event (flush checks again, and the store's triggers refuse events of an ended turn).
+    let known = this.#pendingEffects.get(turnId);
+    if (known === undefined) {
+      const turn = this.#sql.turnPhase.get(turnId);
+      if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
+      if (!acceptsEvents(turn.phase)) {
+        throw new JournalError(
+          "not_accepting_events",
+          `turn ${turnId} is ${turn.phase}; only spawning, running or awaiting_secret turns take events`,
+        );
+      }
+      known = turn.effects;
     }
     const now = this.#clock.now();
-    let known = turn.effects | (this.#pendingEffects.get(turnId) ?? 0);
     let urgent = false;
     for (const event of valid) {
       const bits = effectBitsOf(event);
@@ -399,7 +441,8 @@ export class TurnJournal {
     this.#pendingSince ??= now;
     const full = this.#pending.length >= this.#batch.maxEvents;
     const old = now - this.#pendingSince >= this.#batch.maxDelayMs;
-    if (urgent || full || old) this.flush();
+    if (urgent) this.flush();
+    else if (full || old) this.#flushStream();
     else this.#scheduleFlush();
   }
 
@@ -426,7 +469,7 @@ export class TurnJournal {
     this.#pendingSince = undefined;
     if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
     this.#flushTimer = undefined;
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
   }
 
   /** Committed events of a turn from `fromIndex` on, at most `limit` of them, in index order. */
@@ -457,7 +500,7 @@ export class TurnJournal {
   admitToolCall(turnId: string, draft: ToolAdmissionDraft): ToolAdmission {
     const valid = parseInput(ToolAdmissionDraft, draft, "admission");
     this.flush();
-    const created = this.#fullySynchronous(() =>
+    const created = this.#withSynchronous("FULL", () =>
       this.#transaction(() => {
         if (this.#sql.toolGate.get(turnId, valid.toolCallId)) return false;
         const turn = this.#requireTurnRow(turnId);
@@ -490,7 +533,7 @@ export class TurnJournal {
         return true;
       }),
     );
-    if (created) this.#subscribers.notify([turnId]);
+    if (created) this.#notify([turnId]);
     const row = this.#sql.toolGate.get(turnId, valid.toolCallId);
     if (!row)
       throw new JournalError("turn_not_found", `turn ${turnId} has no gate record ${valid.toolCallId}`);
@@ -543,7 +586,7 @@ export class TurnJournal {
       });
       return id;
     });
-    this.#subscribers.notify([turnId]);
+    this.#notify([turnId]);
     return this.#requireSecretRequest(requestId);
   }
 
@@ -566,6 +609,7 @@ export class TurnJournal {
       }
       const now = this.#clock.now();
       this.#sql.resolveSecretRequest.run(status, now, now, requestId);
+      this.#changedSessions.add(request.session_id);
       if (request.status === "orphaned") return [];
       const turn = this.#requireTurnRow(request.turn_id);
       const stillPending = this.#sql.pendingSecretRequestsOfTurn.all(turn.id).length > 0;
@@ -575,7 +619,7 @@ export class TurnJournal {
       });
       return [turn.id];
     });
-    this.#subscribers.notify(touched);
+    this.#notify(touched);
     return this.#requireSecretRequest(requestId);
   }
 
@@ -795,19 +839,58 @@ export class TurnJournal {
   // ---- internals ---------------------------------------------------------------------------------
 
   #transaction<T>(work: () => T): T {
-    // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
-    return this.#db.transaction(work).immediate();
+    const outermost = !this.#db.inTransaction;
+    let result: T;
+    try {
+      // IMMEDIATE takes the write lock up front: no deadlock upgrading a read to a write.
+      result = this.#db.transaction(work).immediate();
+    } catch (error) {
+      if (outermost) this.#changedSessions.clear();
+      // Even a nested failure: a subscriber then reads the journal, it never hears rolled-back events.
+      this.#committed.clear();
+      throw error;
+    }
+    if (outermost) this.#announceSessionChanges();
+    return result;
   }
 
-  /** Runs `work` with `synchronous=FULL` on this connection, whatever the journal was opened with. */
-  #fullySynchronous<T>(work: () => T): T {
-    if (this.#synchronous === "FULL") return work();
-    this.#db.pragma("synchronous = FULL");
+  /** Wakes the turns' subscribers with the events just committed to each (they need not read them back). */
+  #notify(turnIds: Iterable<string>): void {
+    const committed = this.#committed;
+    this.#committed = new Map();
+    this.#subscribers.notify(turnIds, committed);
+  }
+
+  /** After the commit only: a listener never hears of a change that rolled back. */
+  #announceSessionChanges(): void {
+    if (this.#changedSessions.size === 0) return;
+    const changed = this.#changedSessions;
+    this.#changedSessions = new Set();
+    for (const sessionId of changed) {
+      for (const listener of [...this.#sessionListeners]) {
+        try {
+          listener(sessionId);
+        } catch (error) {
+          this.#onError(error);
+        }
+      }
+    }
+  }
+
+  /** Runs `work` with `synchronous=mode` on this connection, whatever the journal was opened with. */
+  #withSynchronous<T>(mode: Synchronous, work: () => T): T {
+    if (this.#synchronous === mode) return work();
+    this.#db.pragma(`synchronous = ${mode}`);
     try {
       return work();
     } finally {
       this.#db.pragma(`synchronous = ${this.#synchronous}`);
     }
+  }
+
+  /** A batch of stream events without a new effect (urgent ones flush at once, with `synchronous`). */
+  #flushStream(): void {
+    this.#withSynchronous(this.#streamSynchronous, () => this.flush());
   }
 
   #scheduleFlush(): void {
@@ -816,7 +899,7 @@ export class TurnJournal {
       this.#flushTimer = undefined;
       if (!this.#db.open) return;
       try {
-        this.flush();
+        this.#flushStream();
       } catch (error) {
         this.#onError(error);
       }
@@ -849,6 +932,8 @@ export class TurnJournal {
       now,
     });
     this.#writeEvents(id, [{ at: now, event: { type: "phase", phase } }]);
+    this.#sql.setSessionTitle.run(input.prompt.slice(0, 200), sessionId);
+    this.#changedSessions.add(sessionId);
     return id;
   }
 
@@ -862,6 +947,7 @@ export class TurnJournal {
     const events: TurnEvent[] = [...(changes.events ?? [])];
     const phase = changes.phase ?? turn.phase;
     if (changes.phase !== undefined && changes.phase !== turn.phase) {
+      this.#changedSessions.add(turn.session_id);
       if (isTerminalTurnPhase(changes.phase)) {
         const closedAs = changes.phase === "interrupted" ? "orphaned" : "cancelled";
         events.push(...this.#closeSecretRequests(turn.id, closedAs));
@@ -928,8 +1014,20 @@ export class TurnJournal {
     let index = this.#sql.nextEventIndex.get(turnId) ?? 0;
     let effects = 0;
     let conversationId: string | undefined;
+    let committed = this.#committed.get(turnId);
+    if (!committed) {
+      committed = [];
+      this.#committed.set(turnId, committed);
+    }
+    let lastAt = Number.NaN;
+    let lastIso = "";
     for (const { at, event } of events) {
       this.#sql.insertEvent.run(turnId, index, at, event.type, JSON.stringify(event));
+      if (at !== lastAt) {
+        lastAt = at;
+        lastIso = isoTime(at);
+      }
+      committed.push({ turnId, index, at: lastIso, event });
       index += 1;
       effects |= effectBitsOf(event);
       if (event.type === "backend.started") conversationId = event.conversationId;

@@ -187,6 +187,19 @@ const migrations: readonly Migration[] = [
         created_at INTEGER NOT NULL,
         PRIMARY KEY (session_id, rule)
       ) STRICT, WITHOUT ROWID;
+      `,
+  },
+  {
+    version: 5,
+    // Session lists at scale: newest first by keyset, a title to search (the first prompt), the stopped
+    // ones on their own index; nothing on a request path reads every session.
+    sql: `
+      ALTER TABLE sessions ADD COLUMN title TEXT;
+      UPDATE sessions SET title = (
+        SELECT substr(json_extract(t.input, '$.prompt'), 1, 200) FROM turns t
+        WHERE t.session_id = sessions.id ORDER BY t.seq LIMIT 1);
+      CREATE INDEX sessions_newest ON sessions (created_at DESC, id DESC);
+      CREATE INDEX sessions_stopped ON sessions (created_at DESC, id DESC) WHERE stopped_at IS NOT NULL;
     `,
   },
 ];

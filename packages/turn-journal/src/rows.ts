@@ -21,6 +21,7 @@ export interface SessionRow {
   conversation_id: string | null;
   created_at: number;
   stopped_at: number | null;
+  title: string | null;
   active_turn_id: string | null;
   active_phase: TurnPhase | null;
   queued_turns: number;
@@ -97,6 +98,7 @@ export function toSessionRecord(row: SessionRow): SessionRecord {
     queuedTurns: row.queued_turns,
     createdAt: isoTime(row.created_at),
     ...(row.stopped_at !== null && { stoppedAt: isoTime(row.stopped_at) }),
+    ...(row.title !== null && { title: row.title }),
   };
 }
 

@@ -4,8 +4,8 @@ import type { EventRow, SecretRequestRow, SessionRow, ToolGateRow, TurnRow } fro
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
 const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
 
-const sessionColumns = `
-  s.id, s.backend, s.conversation_id, s.created_at, s.stopped_at,
+export const sessionColumns = `
+  s.id, s.backend, s.conversation_id, s.created_at, s.stopped_at, s.title,
   a.id AS active_turn_id, a.phase AS active_phase,
   (SELECT count(*) FROM turns q WHERE q.session_id = s.id AND q.phase = 'queued') AS queued_turns
   FROM sessions s LEFT JOIN turns a ON a.session_id = s.id AND a.phase IN ${activePhases}`;
@@ -14,6 +14,13 @@ const turnColumns = `
   t.*, s.backend,
   (SELECT coalesce(max(e.idx) + 1, 0) FROM turn_events e WHERE e.turn_id = t.id) AS event_count
   FROM turns t JOIN sessions s ON s.id = t.session_id`;
+
+/**
+ * Recovery's input. `+t.session_id` keeps SQLite from walking the (session_id, seq) index through every
+ * turn to save a sort: it reads the `turns_unfinished` partial index, whose size is the unfinished turns.
+ */
+export const unfinishedTurnsSql = `SELECT ${turnColumns} WHERE t.phase NOT IN ${terminalPhases}
+  ORDER BY +t.session_id, t.seq`;
 
 export interface TurnInsert {
   id: string;
@@ -68,6 +75,7 @@ export function prepareStatements(db: Database) {
     session: query<[string], SessionRow>(`SELECT ${sessionColumns} WHERE s.id = ?`),
     sessions: query<[], SessionRow>(`SELECT ${sessionColumns} ORDER BY s.created_at, s.id`),
     stopSession: query<[number, string]>("UPDATE sessions SET stopped_at = ? WHERE id = ?"),
+    setSessionTitle: query<[string, string]>("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL"),
     setSessionConversation: query<[string, string]>("UPDATE sessions SET conversation_id = ? WHERE id = ?"),
 
     insertTurn: query<[TurnInsert]>(
@@ -103,9 +111,7 @@ export function prepareStatements(db: Database) {
       `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase = 'queued' ORDER BY t.seq`,
     ),
     turnsOfSession: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.session_id = ? ORDER BY t.seq`),
-    unfinishedTurns: query<[], TurnRow>(
-      `SELECT ${turnColumns} WHERE t.phase NOT IN ${terminalPhases} ORDER BY t.session_id, t.seq`,
-    ),
+    unfinishedTurns: query<[], TurnRow>(unfinishedTurnsSql),
     retryOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.retry_of = ?`),
     replayOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.replay_of = ?`),
 

@@ -1,4 +1,10 @@
-export type TurnListener = (turnId: string) => void;
+import type { TurnEventEnvelope } from "@bridgeworks/protocol";
+
+/**
+ * Hears a turn's id after a commit that added events to it, with those events when the journal has
+ * them at hand (in index order, exactly what the commit added); without them, read them back.
+ */
+export type TurnListener = (turnId: string, committed?: readonly TurnEventEnvelope[]) => void;
 
 /** In-process wake-ups: a listener hears a turn's id after each commit that added events to it. */
 export class TurnSubscribers {
@@ -16,7 +22,7 @@ export class TurnSubscribers {
       this.#listeners.set(turnId, listeners);
     }
     // Each subscription is its own entry, so subscribing the same function twice needs two unsubscribes.
-    const entry: TurnListener = (id) => listener(id);
+    const entry: TurnListener = (id, committed) => listener(id, committed);
     listeners.add(entry);
     return () => {
       listeners.delete(entry);
@@ -24,13 +30,16 @@ export class TurnSubscribers {
     };
   }
 
-  notify(turnIds: Iterable<string>): void {
+  notify(
+    turnIds: Iterable<string>,
+    committed: ReadonlyMap<string, readonly TurnEventEnvelope[]> = new Map(),
+  ): void {
     for (const turnId of new Set(turnIds)) {
       const listeners = this.#listeners.get(turnId);
       if (!listeners) continue;
       for (const listener of [...listeners]) {
         try {
-          listener(turnId);
+          listener(turnId, committed.get(turnId));
         } catch (error) {
           // A follower's bug must not undo or block a commit that already happened.
           this.#onError(error);

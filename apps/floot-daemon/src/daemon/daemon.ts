@@ -119,6 +119,10 @@ async function startLocked(
   const { stateDir, env, logger } = options;
   const journal: TurnJournal = openJournal({
     path: join(stateDir, journalFileName),
+    // A follower sees a stream event within a timer tick of its arrival, not after a 50 ms batch;
+    // such commits are not fsynced one by one (the next effect, phase or gate commit fsyncs them).
+    batch: { maxDelayMs: 1 },
+    streamSynchronous: "NORMAL",
     onError: (error) => logger.error("journal background error", { error: String(error) }),
   });
   cleanups.push(() => journal.close());
@@ -244,7 +248,7 @@ async function startLocked(
   );
   cleanups.push(() => api.close());
 
-  coordinator.resumeAll();
+  coordinator.resume(recovery.outcomes.map((outcome) => outcome.turn.sessionId));
 
   const daemonFile: FlootDaemonFile = {
     port: api.port,

@@ -85,8 +85,9 @@ export class TurnCoordinator {
   }
 
   /** Starts whatever every session should be running now (after recovery, at start). */
-  resumeAll(): void {
-    for (const session of this.#options.journal.listSessions()) this.kick(session.id);
+  /** At start: the sessions with a turn recovery kept or replayed; no other session has one to run. */
+  resume(sessionIds: Iterable<string>): void {
+    for (const sessionId of new Set(sessionIds)) this.kick(sessionId);
   }
 
   /** Starts the session's accepted turn, or promotes its next queued one, unless one runs here already. */

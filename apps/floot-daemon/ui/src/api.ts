@@ -68,19 +68,17 @@ async function errorOf(response: Response): Promise<ApiError> {
 }
 
 /**
- * Follows a turn's events from `from` over Server-Sent Events until its terminal event. A stream that
- * breaks or ends early throws `Unreachable`: the caller reattaches by asking for the current turn again.
+ * Opens a Server-Sent Events stream with the page's token (read through `fetch`: no EventSource, which
+ * could not send it). A failure to connect is `Unreachable`, an error answer an `ApiError`.
  */
-export async function followTurn(
-  turnId: string,
-  from: number,
-  onEnvelope: (envelope: TurnEventEnvelope) => void,
+export async function openEventStream(
+  path: string,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
   const auth = await authorize();
   let response: Response;
   try {
-    response = await fetch(`/v1/turns/${encodeURIComponent(turnId)}/follow?from=${from}`, {
+    response = await fetch(path, {
       credentials: "omit",
       cache: "no-store",
       headers: { accept: "text/event-stream", authorization: auth },
@@ -91,6 +89,23 @@ export async function followTurn(
     throw unreachable(error);
   }
   if (!response.ok || !response.body) throw await errorOf(response);
+  return response as Response & { body: ReadableStream<Uint8Array> };
+}
+
+/**
+ * Follows a turn's events from `from` over Server-Sent Events until its terminal event. A stream that
+ * breaks or ends early throws `Unreachable`: the caller reattaches by asking for the current turn again.
+ */
+export async function followTurn(
+  turnId: string,
+  from: number,
+  onEnvelope: (envelope: TurnEventEnvelope) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const response = await openEventStream(
+    `/v1/turns/${encodeURIComponent(turnId)}/follow?from=${from}`,
+    signal,
+  );
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   let ended = false;

@@ -1,73 +1,28 @@
-import type { FlootOverview, FlootSession, FlootSessionSummary } from "@bridgeworks/protocol";
+import type { FlootSession } from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
-import { backoffMs, type Connection, sleep } from "./connection.js";
+import type { Connection } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
-import { isActive, phaseLabels, relativeTime, shortId } from "./format.js";
+import { SessionList } from "./session-list.js";
 
-/** The sessions list (backend, workspace, current turn and its phase) and the new-session form. */
+/** The sessions list (paged, searchable, pushed changes; see session-list.ts) and the new-session form. */
 export class SessionsPage {
-  readonly #abort = new AbortController();
-  readonly #connection: Connection;
-  readonly #list: HTMLElement;
+  readonly #list: SessionList;
   readonly #formNote: HTMLElement;
 
   constructor(root: HTMLElement, connection: Connection) {
-    this.#connection = connection;
-    this.#list = h("div", { class: "session-list", "aria-live": "polite", "aria-busy": "true" });
+    this.#list = new SessionList(connection);
     this.#formNote = h("p", { class: "muted", id: "new-session-note" });
     replaceChildren(
       root,
       h("header", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Sessions")),
-      this.#list,
+      this.#list.element,
       this.#newSessionForm(),
     );
     document.title = "Floot · sessions";
-    void this.#run();
   }
 
   dispose(): void {
-    this.#abort.abort();
-  }
-
-  async #run(): Promise<void> {
-    let attempt = 0;
-    const signal = this.#abort.signal;
-    while (!signal.aborted) {
-      try {
-        const overview = await api<FlootOverview>("GET", "/v1/overview");
-        if (signal.aborted) return;
-        this.#connection.noteGeneration(overview.status.generation);
-        await this.#connection.online();
-        attempt = 0;
-        this.#render(overview);
-        await sleep(2_500, signal);
-      } catch (error) {
-        if (signal.aborted) return;
-        if (error instanceof ApiError && error.status === 401) return this.#connection.signedOut();
-        this.#connection.offline(attempt);
-        await sleep(backoffMs(attempt++), signal);
-      }
-    }
-  }
-
-  #render(overview: FlootOverview): void {
-    this.#list.setAttribute("aria-busy", "false");
-    const waiting = new Map<string, number>();
-    for (const request of overview.secretRequests)
-      waiting.set(request.sessionId, (waiting.get(request.sessionId) ?? 0) + 1);
-    if (overview.sessions.length === 0) {
-      replaceChildren(this.#list, h("p", { class: "empty" }, "No sessions yet. Start one below."));
-      return;
-    }
-    const newestFirst = [...overview.sessions].sort((a, b) => activity(b).localeCompare(activity(a)));
-    replaceChildren(
-      this.#list,
-      h(
-        "ul",
-        { class: "sessions" },
-        newestFirst.map((summary) => sessionRow(summary, waiting.get(summary.session.id) ?? 0)),
-      ),
-    );
+    this.#list.dispose();
   }
 
   #newSessionForm(): HTMLElement {
@@ -179,52 +134,4 @@ export class SessionsPage {
       ),
     );
   }
-}
-
-function activity(summary: FlootSessionSummary): string {
-  return summary.currentTurn?.updatedAt ?? summary.session.createdAt;
-}
-
-function sessionRow({ session, currentTurn }: FlootSessionSummary, waiting: number): HTMLElement {
-  const turn = currentTurn;
-  return h(
-    "li",
-    { class: "session-row", "data-session-id": session.id },
-    h(
-      "a",
-      { href: `#/s/${encodeURIComponent(session.id)}`, class: "session-link" },
-      h(
-        "div",
-        { class: "session-line" },
-        h("span", { class: `badge badge-${session.backend}` }, session.backend),
-        h("code", { class: "session-id", title: session.id }, shortId(session.id)),
-        h("span", { class: "session-workspace", title: session.workspace }, session.workspace),
-        waiting > 0
-          ? h(
-              "span",
-              { class: "chip phase-awaiting_secret" },
-              waiting === 1 ? "needs a secret" : `${waiting} secrets`,
-            )
-          : null,
-      ),
-      h(
-        "div",
-        { class: "session-line session-turn" },
-        turn
-          ? [
-              h("span", { class: `chip phase-${turn.phase}` }, phaseLabels[turn.phase]),
-              h("span", { class: "turn-prompt" }, `#${turn.seq} ${turn.input.prompt}`),
-              session.queuedTurns > 0
-                ? h("span", { class: "muted" }, `+${session.queuedTurns} queued`)
-                : null,
-              h(
-                "time",
-                { class: "muted", datetime: turn.updatedAt },
-                isActive(turn.phase) ? "now" : relativeTime(turn.updatedAt),
-              ),
-            ]
-          : h("span", { class: "muted" }, `No turns yet · created ${relativeTime(session.createdAt)}`),
-      ),
-    ),
-  );
 }

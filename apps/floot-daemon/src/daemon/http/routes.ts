@@ -3,7 +3,6 @@ import {
   CreateSessionRequest,
   type FlootDaemonStatus,
   type FlootEventPage,
-  type FlootOverview,
   SendTurnRequest,
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
@@ -15,6 +14,7 @@ import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError } from "./api-error.js";
 import { indexParam, readBody } from "./body.js";
+import { SessionChangeHub, sendOverview, sendSessionList, sessionChangesOverSse } from "./session-lists.js";
 import { followOverSse, type SseFollowOptions } from "./sse-follow.js";
 
 export type Method = "GET" | "POST";
@@ -57,6 +57,8 @@ export function apiRoutes({
     if (!turn) throw new ApiError("not_found", `turn ${id} does not exist`);
     return turn;
   };
+  const lists = { journal, sessions, status };
+  const changes = new SessionChangeHub(lists);
 
   return [
     { method: "GET", pattern: /^\/v1\/status$/, handler: async (_q, r) => send(r, 200, status()) },
@@ -69,23 +71,22 @@ export function apiRoutes({
     {
       method: "GET",
       pattern: /^\/v1\/overview$/,
-      handler: async (_q, r) => {
-        const overview: FlootOverview = {
-          status: status(),
-          sessions: journal.listSessions().map((record) => {
-            const currentTurn = journal.getCurrentTurn(record.id);
-            return { session: sessions.present(record), ...(currentTurn && { currentTurn }) };
-          }),
-          secretRequests: journal.listOpenSecretRequests(),
-        };
-        send(r, 200, overview);
-      },
+      handler: async (q, r) => sendOverview(lists, q, r),
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/changes$/,
+      handler: async (q, r) =>
+        sessionChangesOverSse(q, r, {
+          hub: changes,
+          heartbeatMs: follow.heartbeatMs,
+          openStreams: follow.openStreams,
+        }),
     },
     {
       method: "GET",
       pattern: /^\/v1\/sessions$/,
-      handler: async (_q, r) =>
-        send(r, 200, { sessions: journal.listSessions().map((record) => sessions.present(record)) }),
+      handler: async (q, r) => sendSessionList(lists, q, r),
     },
     {
       method: "POST",

@@ -1,0 +1,136 @@
+// What the daemon benches share: start the built bundle on a state dir and wait for its daemon.json,
+// stop it, call its API, follow a turn over SSE, and p50/p95/p99 of a sample.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const bundle = join(here, "..", "bundle", "floot.mjs");
+export const fakeClaude = join(here, "fake-claude.mjs");
+export const children = new Set();
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const round = (v) => Math.round(v * 100) / 100;
+export const ratio = (a, b) => Math.round((a / b) * 100) / 100;
+
+export function stats(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const pick = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return {
+    n: sorted.length,
+    p50: round(pick(0.5)),
+    p95: round(pick(0.95)),
+    p99: round(pick(0.99)),
+    max: round(sorted.at(-1)),
+  };
+}
+
+export function readDaemonFile(stateDir) {
+  try {
+    return JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the bundle on `stateDir`; resolves when it wrote a daemon.json of its own (ready). */
+export function startDaemon(root, stateDir, { env = {}, nodeArgs = [] } = {}) {
+  const startedAt = performance.now();
+  const previous = readDaemonFile(stateDir)?.generation;
+  const child = spawn(process.execPath, [...nodeArgs, bundle, "daemon", "--state", stateDir], {
+    env: { ...process.env, FLOOT_RUNTIME_DIR: join(root, "run"), FLOOT_CLAUDE_COMMAND: fakeClaude, ...env },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  return (async () => {
+    for (;;) {
+      const file = readDaemonFile(stateDir);
+      if (file && file.pid === child.pid && file.generation !== previous) {
+        return { child, file, readyMs: performance.now() - startedAt };
+      }
+      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}`);
+      await sleep(2);
+    }
+  })();
+}
+
+export async function stopDaemon(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+export function api(file) {
+  return async (method, path, body) => {
+    const response = await fetchOnce(`http://127.0.0.1:${file.port}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${file.token}`, ...(body && { "content-type": "application/json" }) },
+      ...(body && { body: JSON.stringify(body) }),
+    });
+    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+}
+
+/** A keep-alive connection the server just closed fails the request that reused it: a GET is retried once. */
+export async function fetchOnce(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (init.method !== "GET") throw error;
+    return fetch(url, init);
+  }
+}
+
+export async function waitEnded(call, turnId) {
+  for (;;) {
+    const turn = await call("GET", `/v1/turns/${turnId}`);
+    if (["completed", "failed", "cancelled", "interrupted"].includes(turn.phase)) return turn;
+    await sleep(5);
+  }
+}
+
+/**
+ * Reads a Server-Sent Events response to its end, handing each `data:` (parsed) and the time its chunk
+ * arrived to `onData`.
+ */
+export async function readSse(response, onData) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of response.body) {
+    const receivedAt = Date.now();
+    buffer += decoder.decode(chunk, { stream: true });
+    let split = buffer.indexOf("\n\n");
+    while (split !== -1) {
+      const data = buffer
+        .slice(0, split)
+        .split("\n")
+        .find((line) => line.startsWith("data: "));
+      buffer = buffer.slice(split + 2);
+      if (data) onData(JSON.parse(data.slice(6)), receivedAt);
+      split = buffer.indexOf("\n\n");
+    }
+  }
+}
+
+/**
+ * Follows a turn from index 0 and records, for each live assistant event, how long after its `at` (when
+ * the daemon handed it to the journal) it reached this observer.
+ */
+export async function observe(file, turnId, latencies) {
+  const response = await fetchOnce(`http://127.0.0.1:${file.port}/v1/turns/${turnId}/follow?from=0`, {
+    method: "GET",
+    headers: { authorization: `Bearer ${file.token}` },
+  });
+  let count = 0;
+  await readSse(response, (envelope, receivedAt) => {
+    count += 1;
+    const type = envelope.event.type;
+    if (type === "assistant.text" || type === "assistant.delta")
+      latencies.push(receivedAt - Date.parse(envelope.at));
+  });
+  return count;
+}

@@ -1,0 +1,216 @@
+// The load profile of issue 15: a journal of 10,000 sessions / 100,000 turns / 1,000,000 events; 8 web
+// UI clients doing what the sessions page does; 100 SSE followers; 10 turns streaming at once through
+// the real daemon (bench/fake-claude.mjs as the CLI: this measures the daemon). The daemon's event loop
+// is measured inside it by test-harness's event-loop-delay preload (never in the bundle). Every row has
+// its baseline from the same run: the same read, loop and follow with the daemon idle, and the restart
+// of an empty state dir.
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { loopDelayPreloadPath } from "@bridgeworks/test-harness";
+import {
+  api,
+  fetchOnce,
+  observe,
+  ratio,
+  readSse,
+  sleep,
+  startDaemon,
+  stats,
+  stopDaemon,
+  waitEnded,
+} from "./daemon-kit.mjs";
+import { seedJournal } from "./seed-journal.mjs";
+
+const shape = { sessions: 10_000, turnsPerSession: 10, eventsPerTurn: 10, running: 100 };
+const streamingTurns = 10;
+const followersPerTurn = 10;
+const uiClients = 8;
+const deltasPerTurn = 300;
+const deltaGapMs = 10;
+
+async function restarts(root, stateDir, rounds) {
+  const readyMs = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const { child, readyMs: ms } = await startDaemon(root, stateDir);
+    readyMs.push(ms);
+    await stopDaemon(child);
+  }
+  return readyMs;
+}
+
+/**
+ * What one open sessions page asks of the daemon (ui/src/session-list.ts): the change stream, held open,
+ * and a page of 50 at a time; its user pages on, filters by status and searches, one action every 2.5 s.
+ */
+async function uiClient(file, call, stop, bytes, pushes) {
+  const changes = new AbortController();
+  const watching = fetchOnce(`http://127.0.0.1:${file.port}/v1/changes`, {
+    method: "GET",
+    headers: { authorization: `Bearer ${file.token}` },
+    signal: changes.signal,
+  })
+    .then((response) => readSse(response, () => (pushes.count += 1)))
+    .catch(() => {});
+  const actions = ["limit=50", "next", "limit=50&status=running", "limit=50&q=module%2042"];
+  let cursor;
+  for (let step = 0; !stop.stopped; step += 1) {
+    const action = actions[step % actions.length];
+    const query = action === "next" ? `limit=50${cursor ? `&cursor=${cursor}` : ""}` : action;
+    const overview = await call("GET", `/v1/overview?${query}`);
+    cursor = overview.nextCursor;
+    bytes.push(JSON.stringify(overview).length);
+    await sleep(2_500);
+  }
+  changes.abort();
+  await watching;
+}
+
+/** Sequential one-session reads until `stop`; each sample is one request's round trip. */
+async function oneSessionReads(call, sessionId, stop, samples, { count = Infinity } = {}) {
+  for (let i = 0; i < count && !stop.stopped; i += 1) {
+    const startedAt = performance.now();
+    await call("GET", `/v1/sessions/${sessionId}`);
+    samples.push(performance.now() - startedAt);
+    await sleep(5);
+  }
+}
+
+function windows(file) {
+  try {
+    return readFileSync(file, "utf8").trim().split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const progress = (message) => process.stderr.write(`load profile: ${message}\n`);
+
+function loopWindow(child, file) {
+  const before = windows(file).length;
+  child.kill("SIGUSR2");
+  return (async () => {
+    for (;;) {
+      const lines = windows(file);
+      if (lines.length > before) return JSON.parse(lines.at(-1));
+      await sleep(5);
+    }
+  })();
+}
+
+async function streamTurns(call, sessions, file, latencies, counts) {
+  const turns = await Promise.all(
+    sessions.map((session) => call("POST", `/v1/sessions/${session.id}/turns`, { prompt: "stream" })),
+  );
+  const followers = turns.flatMap((turn) =>
+    Array.from({ length: followersPerTurn }, async () =>
+      counts.push(await observe(file, turn.id, latencies)),
+    ),
+  );
+  const ended = await Promise.all(turns.map((turn) => waitEnded(call, turn.id)));
+  await Promise.all(followers);
+  return ended.map((turn) => turn.phase);
+}
+
+export async function loadProfile(root) {
+  const stateDir = join(root, "scale");
+  const emptyDir = join(root, "empty");
+  mkdirSync(stateDir, { recursive: true });
+  mkdirSync(emptyDir, { recursive: true });
+  const seedStarted = performance.now();
+  const seeded = seedJournal(stateDir, shape);
+  const seedMs = Math.round(performance.now() - seedStarted);
+  progress(`seeded in ${seedMs} ms`);
+
+  const emptyReady = await restarts(root, emptyDir, 3);
+  const fullReady = await restarts(root, stateDir, 3);
+  progress("restarts measured");
+
+  const loopFile = join(root, "loop-delay.jsonl");
+  rmSync(loopFile, { force: true });
+  const { child, file } = await startDaemon(root, stateDir, {
+    nodeArgs: ["--import", loopDelayPreloadPath],
+    env: {
+      FLOOT_LOOP_DELAY_FILE: loopFile,
+      FAKE_CLAUDE_DELTAS: String(deltasPerTurn),
+      FAKE_CLAUDE_GAP_MS: String(deltaGapMs),
+    },
+  });
+  try {
+    const call = api(file);
+    const sessions = [];
+    for (let i = 0; i < streamingTurns; i += 1)
+      sessions.push(await call("POST", "/v1/sessions", { backend: "claude" }));
+    const probe = (await call("GET", "/v1/overview?limit=500")).sessions.at(-1).session.id;
+    const never = { stopped: false };
+
+    // Idle: the same read, the loop, and one turn followed by one observer.
+    await sleep(500);
+    await loopWindow(child, loopFile);
+    const idleReads = [];
+    await oneSessionReads(call, probe, never, idleReads, { count: 300 });
+    const idleLoop = await loopWindow(child, loopFile);
+    const idleFollow = [];
+    const idleCounts = [];
+    await streamTurns(call, [sessions[0]], file, idleFollow, idleCounts);
+
+    progress("idle measured");
+    // Loaded: 8 UI clients, 100 followers of 10 streaming turns, and the same read alongside.
+    const stop = { stopped: false };
+    const overviewBytes = [];
+    const pushes = { count: 0 };
+    const clients = Array.from({ length: uiClients }, () =>
+      uiClient(file, call, stop, overviewBytes, pushes),
+    );
+    await sleep(200);
+    await loopWindow(child, loopFile);
+    const loadedReads = [];
+    const reads = oneSessionReads(call, probe, stop, loadedReads);
+    const loadedFollow = [];
+    const loadedCounts = [];
+    const phases = await streamTurns(call, sessions, file, loadedFollow, loadedCounts);
+    const loadedLoop = await loopWindow(child, loopFile);
+    stop.stopped = true;
+    await Promise.all([reads, ...clients]);
+
+    const idleRead = stats(idleReads);
+    const loadedRead = stats(loadedReads);
+    const idleObs = stats(idleFollow);
+    const loadedObs = stats(loadedFollow);
+    const empty = stats(emptyReady);
+    const full = stats(fullReady);
+    return {
+      journal: { ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
+      eventLoopDelayMs: { idle: idleLoop, loaded: loadedLoop, goal: "loaded p99 < 10" },
+      oneSessionReadMs: {
+        idle: idleRead,
+        loaded: loadedRead,
+        ratioP99: ratio(loadedRead.p99, idleRead.p99),
+        goal: "loaded p99 within 3x of idle",
+      },
+      followCommitToObserverMs: {
+        idleOneObserver: idleObs,
+        loaded: { observers: streamingTurns * followersPerTurn, ...loadedObs },
+        eventsPerObserver: stats(loadedCounts).p50,
+        ratioP99: ratio(loadedObs.p99, idleObs.p99),
+        goal: "loaded p99 < 20",
+      },
+      restartToReadyMs: {
+        emptyStateDir: empty,
+        sessions10kTurns100k: full,
+        ratioP50: ratio(full.p50, empty.p50),
+        goal: "< 300 at 10k sessions / 100k turns",
+      },
+      load: {
+        uiClients,
+        overviewBytes: stats(overviewBytes),
+        changesPushed: pushes.count,
+        streamingTurns,
+        deltasPerTurn,
+        deltaGapMs,
+        turnPhases: phases,
+      },
+    };
+  } finally {
+    await stopDaemon(child);
+  }
+}

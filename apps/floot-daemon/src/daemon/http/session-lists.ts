@@ -1,0 +1,178 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import {
+  type FlootDaemonStatus,
+  type FlootOverview,
+  type FlootSessionChange,
+  type FlootSessionList,
+  type FlootSessionSummary,
+  type SessionPageQuery,
+  type SessionRecord,
+  SessionStatus,
+} from "@bridgeworks/protocol";
+import { sendJson as send } from "@bridgeworks/runtime";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { SessionStore } from "../session-store.js";
+import { ApiError } from "./api-error.js";
+
+export interface SessionListDeps {
+  journal: TurnJournal;
+  sessions: SessionStore;
+  status: () => FlootDaemonStatus;
+}
+
+const maxSearchLength = 200;
+
+/** `?limit=&cursor=&status=&q=` of a session list; each bad one is a 400 naming it. */
+export function sessionPageQuery(request: IncomingMessage): SessionPageQuery {
+  const params = new URL(request.url ?? "/", "http://x").searchParams;
+  const query: SessionPageQuery = {};
+  const limit = params.get("limit");
+  if (limit !== null) {
+    if (!/^\d{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > 500) {
+      throw new ApiError("bad_request", "limit: must be an integer from 1 to 500", { field: "limit" });
+    }
+    query.limit = Number(limit);
+  }
+  const cursor = params.get("cursor");
+  if (cursor !== null && cursor !== "") query.cursor = cursor;
+  const status = params.get("status");
+  if (status !== null && status !== "") {
+    const parsed = SessionStatus.safeParse(status);
+    if (!parsed.success) {
+      throw new ApiError("bad_request", `status: must be one of ${SessionStatus.options.join(", ")}`, {
+        field: "status",
+      });
+    }
+    query.status = parsed.data;
+  }
+  const search = params.get("q")?.trim();
+  if (search) {
+    if (search.length > maxSearchLength) {
+      throw new ApiError("bad_request", `q: at most ${maxSearchLength} characters`, { field: "q" });
+    }
+    query.search = search;
+  }
+  return query;
+}
+
+export function sessionSummary(deps: SessionListDeps, record: SessionRecord): FlootSessionSummary {
+  const currentTurn = deps.journal.getCurrentTurn(record.id);
+  return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
+}
+
+/** `GET /v1/overview`: one page of summaries and the open secret requests of those sessions only. */
+export function sendOverview(
+  deps: SessionListDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  const { sessions, nextCursor } = deps.journal.listSessionPage(sessionPageQuery(request));
+  const overview: FlootOverview = {
+    status: deps.status(),
+    sessions: sessions.map((record) => sessionSummary(deps, record)),
+    secretRequests: sessions.flatMap((record) => deps.journal.listOpenSecretRequests(record.id)),
+    ...(nextCursor !== undefined && { nextCursor }),
+  };
+  send(response, 200, overview);
+}
+
+/** `GET /v1/sessions`: one page of sessions, newest first. */
+export function sendSessionList(
+  deps: SessionListDeps,
+  request: IncomingMessage,
+  response: ServerResponse,
+): void {
+  const { sessions, nextCursor } = deps.journal.listSessionPage(sessionPageQuery(request));
+  const list: FlootSessionList = {
+    sessions: sessions.map((record) => deps.sessions.present(record)),
+    ...(nextCursor !== undefined && { nextCursor }),
+  };
+  send(response, 200, list);
+}
+
+/**
+ * `GET /v1/changes`: one Server-Sent Events stream of session changes for every open list. The hub
+ * hears the journal once, coalesces what one turn of the event loop changed, renders each changed
+ * session once and writes the same bytes to every stream: the cost follows the changes, not the
+ * number of sessions or of watchers.
+ */
+export class SessionChangeHub {
+  readonly #deps: SessionListDeps;
+  readonly #streams = new Set<ServerResponse>();
+  readonly #changed = new Set<string>();
+  #scheduled = false;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(deps: SessionListDeps) {
+    this.#deps = deps;
+  }
+
+  attach(response: ServerResponse): () => void {
+    this.#streams.add(response);
+    this.#unsubscribe ??= this.#deps.journal.subscribeSessionChanges((sessionId) => this.#note(sessionId));
+    return () => {
+      this.#streams.delete(response);
+      if (this.#streams.size > 0) return;
+      this.#unsubscribe?.();
+      this.#unsubscribe = undefined;
+    };
+  }
+
+  #note(sessionId: string): void {
+    this.#changed.add(sessionId);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#broadcast());
+  }
+
+  #broadcast(): void {
+    this.#scheduled = false;
+    let chunk = "";
+    for (const sessionId of this.#changed) {
+      const record = this.#deps.journal.getSession(sessionId);
+      if (!record) continue;
+      const change: FlootSessionChange = {
+        summary: sessionSummary(this.#deps, record),
+        secretRequests: this.#deps.journal.listOpenSecretRequests(sessionId),
+      };
+      chunk += `event: session\ndata: ${JSON.stringify(change)}\n\n`;
+    }
+    this.#changed.clear();
+    if (chunk === "") return;
+    for (const stream of this.#streams) stream.write(chunk);
+  }
+}
+
+export interface SessionChangeStreamOptions {
+  hub: SessionChangeHub;
+  heartbeatMs: number;
+  openStreams: Set<ServerResponse>;
+}
+
+export function sessionChangesOverSse(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { hub, heartbeatMs, openStreams }: SessionChangeStreamOptions,
+): void {
+  response.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache, no-store",
+    connection: "keep-alive",
+    "x-content-type-options": "nosniff",
+  });
+  response.write(": watching session changes\n\n");
+  openStreams.add(response);
+  const detach = hub.attach(response);
+  const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    detach();
+    openStreams.delete(response);
+    response.end();
+  };
+  request.on("close", end);
+  response.on("close", end);
+}

@@ -1,0 +1,137 @@
+import Database from "better-sqlite3";
+import { describe, expect, test } from "vitest";
+import { JournalError } from "../src/errors.js";
+import { openJournal } from "../src/journal.js";
+import { unfinishedTurnsSql } from "../src/statements.js";
+import { createTestJournal, oldJournal } from "./helpers.js";
+
+/** Sessions s-00..s-(n-1), one second apart, each with one turn titled by its number. */
+function manySessions(count: number) {
+  const test = createTestJournal();
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = `s-${String(i).padStart(2, "0")}`;
+    test.journal.createSession({ id, backend: i % 2 === 0 ? "claude" : "codex" });
+    test.journal.submitTurn(id, { prompt: `Fix bug number ${i}` });
+    test.journal.transition(test.journal.getCurrentTurn(id)!.id, { phase: "cancelled" });
+    ids.push(id);
+    test.clock.skip(1000);
+  }
+  return { ...test, ids };
+}
+
+describe("session pages", () => {
+  test("keyset pages, newest first, cover every session once", () => {
+    const { journal, ids } = manySessions(23);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = journal.listSessionPage({ limit: 5, ...(cursor && { cursor }) });
+      seen.push(...page.sessions.map((session) => session.id));
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor !== undefined);
+    expect(seen).toEqual([...ids].reverse());
+    expect(pages).toBe(5);
+    // A session created after the first page was read does not shift later pages.
+    const first = journal.listSessionPage({ limit: 5 });
+    journal.createSession({ id: "s-new", backend: "claude" });
+    const second = journal.listSessionPage({ limit: 5, cursor: first.nextCursor! });
+    expect(second.sessions.map((session) => session.id)).toEqual(["s-17", "s-16", "s-15", "s-14", "s-13"]);
+  });
+
+  test("filters by status and searches id prefixes and titles", () => {
+    const { journal } = manySessions(12);
+    journal.createSession({ id: "live", backend: "claude" });
+    const turn = journal.submitTurn("live", { prompt: "Deploy the Thing" });
+    expect(journal.listSessionPage({ status: "provisioning" }).sessions.map((s) => s.id)).toEqual(["live"]);
+    journal.transition(turn.id, { phase: "spawning" });
+    journal.transition(turn.id, { phase: "running", process: { pid: 1, startTime: "1" } });
+    expect(journal.listSessionPage({ status: "running" }).sessions.map((s) => s.id)).toEqual(["live"]);
+    expect(journal.listSessionPage({ status: "idle" }).sessions).toHaveLength(12);
+    journal.stopSession("s-03");
+    expect(journal.listSessionPage({ status: "stopped" }).sessions.map((s) => s.id)).toEqual(["s-03"]);
+    expect(journal.listSessionPage({ search: "s-1" }).sessions.map((s) => s.id)).toEqual(["s-11", "s-10"]);
+    expect(journal.listSessionPage({ search: "thing" }).sessions.map((s) => s.title)).toEqual([
+      "Deploy the Thing",
+    ]);
+    expect(journal.listSessionPage({ search: "number 7" }).sessions.map((s) => s.id)).toEqual(["s-07"]);
+    // LIKE wildcards in a search are literal.
+    expect(journal.listSessionPage({ search: "s_" }).sessions).toEqual([]);
+    expect(journal.listSessionPage({ search: "%" }).sessions).toEqual([]);
+  });
+
+  test("a cursor that is not one is refused, naming it", () => {
+    const { journal } = manySessions(1);
+    expect(() => journal.listSessionPage({ cursor: "nope" })).toThrow(JournalError);
+    expect(() => journal.listSessionPage({ cursor: "nope" })).toThrow(/cursor/);
+    expect(() => journal.listSessionPage({ limit: 0 })).toThrow(/limit/);
+  });
+
+  test("a page uses the indexes: no scan of sessions or turns", () => {
+    const { journal, path } = manySessions(3);
+    journal.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      const plan = (sql: string) =>
+        (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((row) => row.detail);
+      const newest = plan(
+        "SELECT id FROM sessions s WHERE (s.created_at, s.id) < (1, 'x') ORDER BY s.created_at DESC, s.id DESC LIMIT 5",
+      );
+      expect(newest.join("\n")).toContain("sessions_newest");
+      expect(newest.join("\n")).not.toContain("TEMP B-TREE");
+    } finally {
+      db.close();
+    }
+  });
+
+  test("listeners hear a session's changes after commit, never a rolled-back one", () => {
+    const { journal } = createTestJournal();
+    const heard: string[] = [];
+    const stop = journal.subscribeSessionChanges((id) => heard.push(id));
+    journal.createSession({ id: "a", backend: "claude" });
+    const turn = journal.submitTurn("a", { prompt: "x" });
+    journal.transition(turn.id, { phase: "spawning" });
+    journal.appendEvents(turn.id, [{ type: "reasoning", text: "quiet" }]);
+    journal.flush();
+    expect(heard).toEqual(["a", "a", "a"]);
+    expect(() => journal.createSession({ id: "a", backend: "claude" })).toThrow();
+    expect(heard).toHaveLength(3);
+    stop();
+    journal.transition(turn.id, { phase: "cancelled" });
+    expect(heard).toHaveLength(3);
+  });
+
+  test("migration 5 titles existing sessions from their first prompt", () => {
+    const path = oldJournal(3);
+    const journal = openJournal({ path });
+    try {
+      expect(journal.getSession("s1")?.title).toBeDefined();
+    } finally {
+      journal.close();
+    }
+  });
+});
+
+describe("restart", () => {
+  test("recovery's query reads the unfinished turns' index, not every turn", () => {
+    const { journal, path } = manySessions(3);
+    journal.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec("ANALYZE");
+    } catch {
+      // Read-only: plan without statistics, as a fresh journal has none.
+    }
+    try {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${unfinishedTurnsSql}`).all() as { detail: string }[])
+        .map((row) => row.detail)
+        .join("\n");
+      expect(plan).toContain("turns_unfinished");
+      expect(plan).not.toMatch(/SCAN t(?! USING INDEX turns_unfinished)/);
+    } finally {
+      db.close();
+    }
+  });
+});

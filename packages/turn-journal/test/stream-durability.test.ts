@@ -1,0 +1,36 @@
+import { describe, expect, test } from "vitest";
+import { createTestJournal, runningTurn } from "./helpers.js";
+
+describe("stream durability", () => {
+  test("a batch of stream events alone commits with streamSynchronous; effects, phases and gates with FULL", () => {
+    const { journal, clock } = createTestJournal({
+      batch: { maxEvents: 256, maxDelayMs: 1 },
+      streamSynchronous: "NORMAL",
+    });
+    const turn = runningTurn(journal);
+    const seen: string[] = [];
+    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
+
+    journal.appendEvents(turn.id, [{ type: "reasoning", text: "planning" }]);
+    expect(seen).toEqual([]);
+    clock.advance(1);
+    expect(seen).toEqual(["NORMAL"]);
+    expect(journal.durability().synchronous).toBe("FULL");
+
+    journal.appendEvents(turn.id, [{ type: "assistant.delta", text: "first text" }]);
+    expect(seen).toEqual(["NORMAL", "FULL"]);
+    journal.admitToolCall(turn.id, {
+      toolCallId: "c1",
+      toolName: "Bash",
+      inputPreview: "ls",
+      effectFree: false,
+    });
+    journal.transition(turn.id, { phase: "completed" });
+    expect(seen).toEqual(["NORMAL", "FULL", "FULL", "FULL"]);
+    expect(journal.readEvents(turn.id).map((e) => e.event.type)).toContain("reasoning");
+  });
+
+  test("streamSynchronous must be FULL or NORMAL", () => {
+    expect(() => createTestJournal({ streamSynchronous: "OFF" as "FULL" })).toThrow(/streamSynchronous/);
+  });
+});
