@@ -13,6 +13,7 @@ import { sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { SessionStore } from "../session-store.js";
 import { ApiError } from "./api-error.js";
+import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
 export interface SessionListDeps {
   journal: TurnJournal;
@@ -143,10 +144,8 @@ export class SessionChangeHub {
   }
 }
 
-export interface SessionChangeStreamOptions {
+export interface SessionChangeStreamOptions extends SseResponseOptions {
   hub: SessionChangeHub;
-  heartbeatMs: number;
-  openStreams: Set<ServerResponse>;
 }
 
 export function sessionChangesOverSse(
@@ -154,25 +153,8 @@ export function sessionChangesOverSse(
   response: ServerResponse,
   { hub, heartbeatMs, openStreams }: SessionChangeStreamOptions,
 ): void {
-  response.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-store",
-    connection: "keep-alive",
-    "x-content-type-options": "nosniff",
-  });
+  let detach = () => {};
+  startSseResponse(request, response, { heartbeatMs, openStreams }, () => detach());
   response.write(": watching session changes\n\n");
-  openStreams.add(response);
-  const detach = hub.attach(response);
-  const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    clearInterval(heartbeat);
-    detach();
-    openStreams.delete(response);
-    response.end();
-  };
-  request.on("close", end);
-  response.on("close", end);
+  detach = hub.attach(response);
 }

@@ -2,12 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TurnRecord } from "@bridgeworks/protocol";
 import { followTurn, type TurnJournal } from "@bridgeworks/turn-journal";
 import { indexParam, parseIndex } from "./body.js";
+import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
-export interface SseFollowOptions {
+export interface SseFollowOptions extends SseResponseOptions {
   journal: TurnJournal;
-  heartbeatMs: number;
-  /** Streams still open, so a closing server can end them. */
-  openStreams: Set<ServerResponse>;
 }
 
 /**
@@ -25,25 +23,9 @@ export function followOverSse(
   if (typeof lastEventId === "string" && lastEventId !== "") {
     from = parseIndex(lastEventId, "Last-Event-ID", "must be an event index") + 1;
   }
-  response.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-store",
-    connection: "keep-alive",
-    "x-content-type-options": "nosniff",
-  });
-  response.flushHeaders();
-  openStreams.add(response);
-  const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    clearInterval(heartbeat);
-    openStreams.delete(response);
-    handle?.close();
-    response.end();
-  };
-  const handle = followTurn(journal, turn.id, from, (events) => {
+  let handle: ReturnType<typeof followTurn> | undefined;
+  const end = startSseResponse(request, response, { heartbeatMs, openStreams }, () => handle?.close());
+  handle = followTurn(journal, turn.id, from, (events) => {
     let chunk = "";
     for (const envelope of events) {
       chunk += `id: ${envelope.index}\nevent: turn-event\ndata: ${JSON.stringify(envelope)}\n\n`;
@@ -52,5 +34,4 @@ export function followOverSse(
     if (events.at(-1)?.event.type === "terminal") queueMicrotask(end);
   });
   if (handle.closed) end();
-  request.on("close", end);
 }
