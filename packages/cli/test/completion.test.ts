@@ -107,16 +107,30 @@ const cases: [line: string, offered: string[], notOffered: string[]][] = [
 
 const extraLines = ["demo session create --port "];
 
-describe.each(["bash", "zsh", "fish"] as const)("%s completion from the command table", (shell) => {
-  test.each(cases)("%j offers %j", (line, offered, notOffered) => {
-    const got = complete[shell](line);
-    expect(got).toEqual(expect.arrayContaining(offered));
-    for (const word of notOffered) expect(got).not.toContain(word);
-  });
+// The first line a shell completes starts it (zsh: one interactive session with compinit), which
+// takes seconds on a loaded machine; the bound only keeps a hang from passing.
+const shellStartBoundMs = 60_000;
 
-  test("a value option offers nothing of its own when it has no choices", () => {
-    expect(complete[shell]("demo session create --port ").filter((word) => word.startsWith("-"))).toEqual([]);
-  });
+describe.each(["bash", "zsh", "fish"] as const)("%s completion from the command table", (shell) => {
+  test.each(cases)(
+    "%j offers %j",
+    (line, offered, notOffered) => {
+      const got = complete[shell](line);
+      expect(got).toEqual(expect.arrayContaining(offered));
+      for (const word of notOffered) expect(got).not.toContain(word);
+    },
+    shellStartBoundMs,
+  );
+
+  test(
+    "a value option offers nothing of its own when it has no choices",
+    () => {
+      expect(complete[shell]("demo session create --port ").filter((word) => word.startsWith("-"))).toEqual(
+        [],
+      );
+    },
+    shellStartBoundMs,
+  );
 });
 
 test("each script names every command path and every option of the table", () => {
