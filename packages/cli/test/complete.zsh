@@ -1,7 +1,7 @@
 # Completes command lines in one real interactive zsh (in a zpty) and prints, for each line, a
 # `=== <line>` header and then every match completion offered.
 # usage: zsh -f complete.zsh SCRIPT LINE...   (SCRIPT is sourced after compinit)
-zmodload zsh/zpty
+zmodload zsh/zpty zsh/zselect zsh/stat
 local script=$1 out line n=0 hits=${TMPDIR:-/tmp}/zsh-complete-$$
 shift
 zpty z zsh -f -i
@@ -14,6 +14,15 @@ for line in "$@"; do
   zpty -w z "HITS=${(q)hits}.$n"
   sync $((n * 10))
   zpty -w -n z "$line"$'\t'
+  # Keys that arrive while a completion runs can make it stop early (a loaded machine delivers the TAB
+  # and the next keys at once), so the next keys wait until its matches stop growing (at most 4 s: a
+  # line with no match waits that long).
+  local size=-1 last=-2 tries=0
+  while (( tries++ < 200 )) && { (( size <= 0 )) || (( size != last )) }; do
+    last=$size
+    size=$(zstat +size $hits.$n 2>/dev/null || print 0)
+    zselect -t 2
+  done
   zpty -w -n z $'\C-u'
   sync $((n * 10 + 5))
 done
