@@ -276,8 +276,9 @@ describe("web UI", () => {
   test("5. a requestSecret form survives a restart; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
-    // The tool prints the value as is and base64-encoded (the credential file the result named).
-    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
+    // The tool prints the value as is and base64-encoded (the credential file the result named, in the
+    // runtime dir's `secrets/`).
+    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
     const w = await setUp({
       steps: [
         {
