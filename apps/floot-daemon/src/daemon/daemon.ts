@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -28,6 +28,7 @@ import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
+import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { maskingJournal } from "./masking-journal.js";
 import { createFlootMcpServer } from "./mcp-tools.js";
@@ -280,28 +281,6 @@ async function startLocked(
       return stopped;
     },
   };
-}
-
-/** The port and socket a previous daemon of this state dir named (the file is the user's own: the state dir is private). */
-function readPreviousDaemonFile(path: string): { port?: number; socket?: string } {
-  try {
-    const { port, socket } = JSON.parse(readFileSync(path, "utf8")) as { port?: unknown; socket?: unknown };
-    return {
-      ...(typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65_536 && { port }),
-      ...(typeof socket === "string" && socket.startsWith("/") && { socket }),
-    };
-  } catch {
-    return {};
-  }
-}
-
-function removeOwnDaemonFile(path: string): void {
-  try {
-    const current = JSON.parse(readFileSync(path, "utf8")) as { pid?: unknown };
-    if (current.pid === process.pid) unlinkSync(path);
-  } catch {
-    // Gone or unreadable: nothing of ours to remove.
-  }
 }
 
 /** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
