@@ -19,6 +19,9 @@ describe.each<Backend>(["claude", "codex"])("SIGKILL at the side effect under lo
       afterEffectLines: 1,
       sessions: 3000,
       pollers: 8,
+      // The overview is one page now, so it is cheap: the pollers ask without the UI's 2.5 s pause to
+      // keep the daemon busy.
+      pollPauseMs: 250,
       followers: 2,
     });
     expect(summary.violations).toEqual([]);
