@@ -207,13 +207,16 @@ describe("a hostile local user against the web UI", () => {
     const found = JSON.parse(report!) as {
       socket: boolean;
       tokenFile: string | null;
-      attempts: { source: string; how: string }[];
+      attempts: { source: string; how: string; answers: string[][] }[];
     };
     // The tool saw the socket and tried what it inherited; no attempt got an MCP session.
     expect(found.socket).toBe(true);
     expect(found.attempts.length).toBeGreaterThan(0);
     if (found.tokenFile !== null) expect(existsSync(found.tokenFile)).toBe(false);
-    for (const each of found.attempts) expect(each.how, each.source).toBe("closed by the daemon");
+    for (const each of found.attempts) {
+      expect(each.how, each.source).toBe("closed by the daemon");
+      expect(each.answers, each.source).toEqual([]);
+    }
     expect(await w.secretRequests()).toEqual([]);
     expect((await w.waitForEnd(turn.id)).phase).toBe("completed");
   });

@@ -119,6 +119,9 @@ export class FlootClient {
       const request = httpRequest(
         {
           socketPath: this.socketPath,
+          // A fresh connection per request: a kept-alive one can be closed by the daemon's idle timer
+          // just as a request goes out on it (after a long pause), and that request fails with ECONNRESET.
+          agent: false,
           method,
           path,
           headers: { host: "localhost", ...headers },

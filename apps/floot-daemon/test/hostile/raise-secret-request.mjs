@@ -24,7 +24,10 @@ function attempt(token) {
       resolve({ how, answers: lines.map((line) => Object.keys(line.result ?? line.error ?? {})) });
     };
     const timer = setTimeout(() => done("no answer to the call within 4 s"), 4_000);
-    socket.on("error", (error) => done(`error ${error.code}`));
+    // The daemon hangs up on a wrong token; lines still in flight then make that a reset.
+    socket.on("error", (error) =>
+      done(["ECONNRESET", "EPIPE"].includes(error.code) ? "closed by the daemon" : `error ${error.code}`),
+    );
     socket.on("close", () => done("closed by the daemon"));
     socket.on("data", (chunk) => {
       buffer += chunk;
