@@ -25,7 +25,7 @@ if (!(job in jobs)) {
 
 const env = buildEnv();
 const pnpm = ensurePnpm();
-step("install", pnpm, ["install", "--frozen-lockfile", "--prefer-offline"]);
+step("install", pnpm, ["install", "--frozen-lockfile", "--prefer-offline"], { quiet: job === "floot" });
 await jobs[job](jobArgs);
 
 async function runTests(args) {
@@ -57,13 +57,14 @@ async function startDaemon(args) {
   });
 }
 
+// The CLI's own output only: the build before it speaks up only when it fails.
 function runFlootCli(args) {
-  step("floot", process.execPath, [buildFloot(), ...args]);
+  step("floot", process.execPath, [buildFloot({ quiet: true }), ...args]);
 }
 
 // The checkout embeds its own state dir, so `npm start` never touches a user's daemon state.
-function buildFloot() {
-  step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."]);
+function buildFloot({ quiet = false } = {}) {
+  step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."], { quiet });
   env.FLOOT_STATE_DIR ??= join(root, ".floot/state");
   return join(root, "apps/floot-daemon/bundle/floot.mjs");
 }
@@ -108,8 +109,18 @@ function buildEnv() {
   return result;
 }
 
-function step(name, command, args) {
-  const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+/** Runs one step; a quiet one shows its output only when it fails. */
+function step(name, command, args, { quiet = false } = {}) {
+  const result = spawnSync(command, args, {
+    cwd: root,
+    env,
+    stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit",
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (quiet && (result.error || result.status !== 0)) {
+    process.stderr.write(result.stdout ?? "");
+    process.stderr.write(result.stderr ?? "");
+  }
   if (result.error) {
     console.error(`bootstrap: ${name}: ${result.error.message}`);
     process.exit(1);

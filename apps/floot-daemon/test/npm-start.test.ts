@@ -76,6 +76,13 @@ test("npm start's daemon: floot send on a session whose CLI is missing fails tha
     expect(turn?.error?.message).toContain(`${path})`);
     expect(turn?.error?.message).toContain("npm install -g");
   }
+  // `npm run floot -- ...` prints the CLI's own output only (the build before it is quiet): JSON parses.
+  const listed = execFileSync(
+    process.execPath,
+    [join(repoRoot, "scripts/bootstrap.mjs"), "floot", "session", "list", "--state", stateDir, "--json"],
+    { cwd: repoRoot, env, encoding: "utf8" },
+  );
+  expect(JSON.parse(listed)).toMatchObject({ sessions: [expect.anything(), expect.anything()] });
   const status = await client.request<{ pid: number }>("GET", "/v1/status");
   expect(status.pid).toBe(file.pid);
   expect(bootstrap.child.exitCode).toBe(null);
