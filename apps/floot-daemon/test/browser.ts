@@ -3,11 +3,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
 export const screenshotDir = join(appDir, "test-results", "web-ui");
+/** Screenshots the README shows: written by the UI test run, committed. */
+export const docsScreenshotDir = join(appDir, "docs", "screenshots");
 
 const chromiumArgs = [
   "--headless",
@@ -71,6 +73,39 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   const path = join(screenshotDir, `${name}.png`);
   await page.screenshot({ path, fullPage });
   return path;
+}
+
+/** Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the README links. */
+export async function saveScreenshot(target: Page | Locator, name: string): Promise<string> {
+  mkdirSync(docsScreenshotDir, { recursive: true });
+  const path = join(docsScreenshotDir, `${name}.png`);
+  // Centred, so the page's sticky app bar covers none of it.
+  if (!("goto" in target)) await target.evaluate((element) => element.scrollIntoView({ block: "center" }));
+  await target.screenshot({ path, animations: "disabled" });
+  return path;
+}
+
+/** The page's origin: the daemon's TCP port on 127.0.0.1. */
+export function pageOrigin(w: FlootWorld): string {
+  return `http://127.0.0.1:${w.daemon!.file.port}`;
+}
+
+/** A fresh browser signed in through a `floot open` link, on the sessions list. */
+export async function openSignedIn(w: FlootWorld): Promise<TestBrowser> {
+  const browser = await openBrowser();
+  try {
+    await browser.page.goto(await signInLink(w));
+    await browser.page.getByRole("heading", { name: "Sessions" }).waitFor();
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+  return browser;
+}
+
+export async function openSessionPage(page: Page, w: FlootWorld, sessionId: string): Promise<void> {
+  await page.goto(`${pageOrigin(w)}/#/s/${sessionId}`);
+  await page.locator(".session-head h1 code").waitFor();
 }
 
 /** `floot open --no-browser --json`, as a user runs it: the one-time sign-in link. */

@@ -6,7 +6,15 @@ import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
-import { openBrowser, screenshot, signInLink, type TestBrowser } from "./browser.js";
+import {
+  openBrowser,
+  openSessionPage,
+  openSignedIn,
+  pageOrigin,
+  screenshot,
+  signInLink,
+  type TestBrowser,
+} from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
 // Acceptance of the web UI: Debian's Chromium through playwright-core, the built daemon, real `claude`
@@ -31,21 +39,15 @@ async function setUp(script: ScriptInput): Promise<FlootWorld> {
   return world;
 }
 
-function baseOf(w: FlootWorld): string {
-  return `http://127.0.0.1:${w.daemon!.file.port}`;
-}
+const baseOf = pageOrigin;
 
 async function signIn(w: FlootWorld): Promise<Page> {
-  browser = await openBrowser();
-  const { page } = browser;
-  await page.goto(await signInLink(w));
-  await page.getByRole("heading", { name: "Sessions" }).waitFor();
-  return page;
+  browser = await openSignedIn(w);
+  return browser.page;
 }
 
 async function openSession(page: Page, w: FlootWorld, session: FlootSession): Promise<void> {
-  await page.goto(`${baseOf(w)}/#/s/${session.id}`);
-  await page.locator(".session-head h1 code").waitFor();
+  await openSessionPage(page, w, session.id);
 }
 
 async function sendFromPage(page: Page, prompt: string): Promise<void> {

@@ -15,7 +15,12 @@ export function anthropicEventStream(plan: AnswerPlan): WireStep[] {
       continue;
     }
     send("content_block_start", { index, content_block: emptyBlock(item) });
-    for (const delta of blockDeltas(item)) send("content_block_delta", { index, delta });
+    blockDeltas(item).forEach((delta, position) => {
+      if (position > 0 && item.kind === "text" && item.deltaDelayMs) {
+        steps.push({ kind: "delay", ms: item.deltaDelayMs });
+      }
+      send("content_block_delta", { index, delta });
+    });
     send("content_block_stop", { index });
     index += 1;
   }

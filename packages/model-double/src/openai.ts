@@ -29,7 +29,10 @@ export function openaiEventStream(plan: AnswerPlan, generateId: IdGenerator): Wi
     if (item.kind === "text") {
       const where = { item_id, output_index, content_index: 0 };
       send("response.content_part.added", { ...where, part: outputText("") });
-      for (const delta of item.deltas) send("response.output_text.delta", { ...where, delta, logprobs: [] });
+      item.deltas.forEach((delta, position) => {
+        if (position > 0 && item.deltaDelayMs) steps.push({ kind: "delay", ms: item.deltaDelayMs });
+        send("response.output_text.delta", { ...where, delta, logprobs: [] });
+      });
       send("response.output_text.done", { ...where, text: item.text, logprobs: [] });
       send("response.content_part.done", { ...where, part: outputText(item.text) });
     } else if (item.kind === "thinking") {

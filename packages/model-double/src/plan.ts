@@ -6,7 +6,7 @@ import type { ApiName, ScriptEvent, StepResponse, StopReason, ToolNameSelector }
 export type IdGenerator = (prefix: string) => string;
 
 export type PlannedBlock =
-  | { kind: "text"; text: string; deltas: string[] }
+  | { kind: "text"; text: string; deltas: string[]; deltaDelayMs?: number }
   | { kind: "thinking"; thinking: string; signature: string; deltas: string[] }
   | {
       kind: "tool_call";
@@ -92,6 +92,7 @@ function planEvent(event: Exclude<ScriptEvent, { type: "tool_use" }>): PlanItem 
         kind: "text",
         text: event.text,
         deltas: splitIntoChunks(event.text, event.chunks ?? defaultChunkCount),
+        ...(event.deltaDelayMs !== undefined && { deltaDelayMs: event.deltaDelayMs }),
       };
     case "thinking":
       return {

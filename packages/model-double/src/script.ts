@@ -26,6 +26,8 @@ export const TextEvent = z.strictObject({
   text: z.string(),
   /** How many deltas the text is streamed in (default 3, fewer for short text). */
   chunks: chunkCount.optional(),
+  /** A pause between the text's deltas, inside its one block (a message arriving slowly). */
+  deltaDelayMs: nonNegativeInt.optional(),
 });
 
 export const ThinkingEvent = z.strictObject({

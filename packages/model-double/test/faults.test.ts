@@ -88,6 +88,19 @@ describe("scripted HTTP errors", () => {
 });
 
 describe("delays, stalls and drops", () => {
+  it("deltaDelayMs pauses between a text's deltas inside its one block", async () => {
+    const double = await start({
+      steps: [
+        { response: { events: [{ type: "text", text: "one two three", chunks: 3, deltaDelayMs: 100 }] } },
+      ],
+    });
+    const startedAt = Date.now();
+    const events = await streamAnthropic(double, anthropicRequest("hi"));
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(190);
+    expect(events.filter((event) => event.event === "content_block_start")).toHaveLength(1);
+    expect(events.filter((event) => event.event === "content_block_delta")).toHaveLength(3);
+  });
+
   it("waits the scripted delay between events", async () => {
     const double = await start({
       steps: [

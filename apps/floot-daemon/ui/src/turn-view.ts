@@ -1,17 +1,11 @@
 import type { SecretRequest, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import { GapError } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
-import {
-  argumentPreview,
-  clockTime,
-  isActive,
-  phaseLabels,
-  pretty,
-  retryablePhases,
-  tokens,
-  toolLabel,
-} from "./format.js";
+import { FileEdits } from "./file-edits.js";
+import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
+import { MarkdownText } from "./markdown.js";
 import { SecretForm } from "./secret-form.js";
+import { completeToolCard, type ToolCard, toolCard } from "./tool-card.js";
 
 export interface TurnActions {
   cancel(turn: TurnRecord): void;
@@ -22,12 +16,6 @@ export interface TurnActions {
   secretSubmitted(): void;
   /** The turn a later turn retries or replays (to link to it). */
   successorOf(turn: TurnRecord): TurnRecord | undefined;
-}
-
-interface ToolCard {
-  element: HTMLElement;
-  status: HTMLElement;
-  result: HTMLElement;
 }
 
 /**
@@ -48,7 +36,8 @@ export class TurnView {
   readonly #tools = new Map<string, ToolCard>();
   readonly #secretCards = new Map<string, { element: HTMLElement; slot: HTMLElement; name: string }>();
   readonly #secretForms = new Map<string, SecretForm>();
-  #streaming: HTMLElement | undefined;
+  readonly #fileEdits = new FileEdits();
+  #streaming: MarkdownText | undefined;
   /** The index of the event being applied: every element it adds is tagged with it. */
   #applying = 0;
 
@@ -150,16 +139,17 @@ export class TurnView {
   #apply({ event }: TurnEventEnvelope): void {
     switch (event.type) {
       case "assistant.delta": {
-        this.#streaming ??= this.#add(h("div", { class: "assistant-text streaming" }));
-        this.#streaming.textContent += event.text;
+        if (!this.#streaming) {
+          this.#streaming = new MarkdownText("", { streaming: true });
+          this.#add(this.#streaming.element);
+        }
+        this.#streaming.append(event.text);
         return;
       }
       case "assistant.text": {
-        if (this.#streaming) {
-          this.#streaming.textContent = event.text;
-          this.#streaming.classList.remove("streaming");
-          this.#streaming = undefined;
-        } else this.#add(h("div", { class: "assistant-text" }, event.text));
+        if (this.#streaming) this.#streaming.finish(event.text);
+        else this.#add(new MarkdownText(event.text).element);
+        this.#streaming = undefined;
         return;
       }
       case "reasoning":
@@ -172,38 +162,18 @@ export class TurnView {
           ),
         );
         return;
+      case "tool.admitted":
+        this.#fileEdits.admitted(event);
+        return;
       case "tool.started": {
-        const status = h("span", { class: "chip chip-running" }, "running");
-        const result = h("div", { class: "tool-result" });
-        const element = this.#add(
-          h(
-            "details",
-            { class: "tool", "data-tool-id": event.toolId },
-            h(
-              "summary",
-              {},
-              h("span", { class: "tool-name" }, toolLabel(event.name)),
-              h("code", { class: "tool-preview" }, argumentPreview(event.input)),
-              status,
-            ),
-            h("div", { class: "tool-section-label" }, "Arguments"),
-            h("pre", { class: "tool-input" }, pretty(event.input)),
-            result,
-          ),
-        );
-        this.#tools.set(event.toolId, { element, status, result });
+        const card = toolCard(event, this.#fileEdits.diffsOf(event));
+        this.#add(card.element);
+        this.#tools.set(event.toolId, card);
         return;
       }
       case "tool.completed": {
         const card = this.#tools.get(event.toolId);
-        if (!card) return;
-        card.status.className = `chip ${event.isError ? "chip-error" : "chip-ok"}`;
-        card.status.textContent = event.isError ? "error" : "done";
-        replaceChildren(
-          card.result,
-          h("div", { class: "tool-section-label" }, event.isError ? "Error" : "Result"),
-          h("pre", { class: `tool-output${event.isError ? " is-error" : ""}` }, pretty(event.output ?? "")),
-        );
+        if (card) completeToolCard(card, event);
         return;
       }
       case "secret.requested": {
@@ -262,7 +232,7 @@ export class TurnView {
         this.#add(h("div", { class: "note note-error" }, h("strong", {}, "Error: "), event.message));
         return;
       case "terminal":
-        if (this.#streaming) this.#streaming.classList.remove("streaming");
+        this.#streaming?.finish();
         this.#streaming = undefined;
         return;
       default:

@@ -1,0 +1,56 @@
+import type { ToolCompletedEvent, ToolStartedEvent } from "@bridgeworks/protocol";
+import { diffView } from "./diff-view.js";
+import { h, replaceChildren } from "./dom.js";
+import type { FileDiff } from "./edit-diff.js";
+import { argumentPreview, pretty, toolLabel } from "./format.js";
+
+export interface ToolCard {
+  element: HTMLElement;
+  status: HTMLElement;
+  result: HTMLElement;
+}
+
+/**
+ * A tool call, collapsed to one line. A file edit (`diffs`) shows its diff instead of its arguments,
+ * open unless the diff is long; its summary counts the lines added and removed.
+ */
+export function toolCard(event: ToolStartedEvent, diffs: readonly FileDiff[] | undefined): ToolCard {
+  const status = h("span", { class: "chip chip-running" }, "running");
+  const result = h("div", { class: "tool-result" });
+  const diff = diffs && diffs.length > 0 ? diffView(diffs) : undefined;
+  const preview = diffs?.map((each) => each.path).join(", ") || argumentPreview(event.input);
+  const element = h(
+    "details",
+    {
+      class: diff ? "tool tool-edit" : "tool",
+      "data-tool-id": event.toolId,
+      open: diff ? !diff.long : false,
+    },
+    h(
+      "summary",
+      {},
+      h("span", { class: "tool-name" }, toolLabel(event.name)),
+      h("code", { class: "tool-preview" }, preview),
+      diff?.stat,
+      status,
+    ),
+    diff
+      ? [h("div", { class: "tool-section-label" }, "Changes"), diff.element]
+      : [
+          h("div", { class: "tool-section-label" }, "Arguments"),
+          h("pre", { class: "tool-input" }, pretty(event.input)),
+        ],
+    result,
+  );
+  return { element, status, result };
+}
+
+export function completeToolCard(card: ToolCard, event: ToolCompletedEvent): void {
+  card.status.className = `chip ${event.isError ? "chip-error" : "chip-ok"}`;
+  card.status.textContent = event.isError ? "error" : "done";
+  replaceChildren(
+    card.result,
+    h("div", { class: "tool-section-label" }, event.isError ? "Error" : "Result"),
+    h("pre", { class: `tool-output${event.isError ? " is-error" : ""}` }, pretty(event.output ?? "")),
+  );
+}
