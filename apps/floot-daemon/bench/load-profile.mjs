@@ -21,7 +21,7 @@ import {
 } from "./daemon-kit.mjs";
 import { seedJournal } from "./seed-journal.mjs";
 
-const shape = { sessions: 10_000, turnsPerSession: 10, eventsPerTurn: 10, running: 100 };
+const fullShape = { sessions: 10_000, turnsPerSession: 10, eventsPerTurn: 10, running: 100 };
 const streamingTurns = 10;
 const followersPerTurn = 10;
 const uiClients = 8;
@@ -111,7 +111,17 @@ async function streamTurns(call, sessions, file, latencies, counts) {
   return ended.map((turn) => turn.phase);
 }
 
-export async function loadProfile(root) {
+/**
+ * `scale` shrinks the journal (sessions and running turns; 0.1 = 1k sessions / 10k turns / 100k events)
+ * for a run that fits a profile; the clients, followers and streams stay as they are. `cpuProfileDir`
+ * starts the measured daemon with `--cpu-prof` writing there.
+ */
+export async function loadProfile(root, { scale = 1, cpuProfileDir } = {}) {
+  const shape = {
+    ...fullShape,
+    sessions: Math.max(streamingTurns, Math.round(fullShape.sessions * scale)),
+    running: Math.max(1, Math.round(fullShape.running * scale)),
+  };
   const stateDir = join(root, "scale");
   const emptyDir = join(root, "empty");
   mkdirSync(stateDir, { recursive: true });
@@ -128,7 +138,11 @@ export async function loadProfile(root) {
   const loopFile = join(root, "loop-delay.jsonl");
   rmSync(loopFile, { force: true });
   const { child, file } = await startDaemon(root, stateDir, {
-    nodeArgs: ["--import", loopDelayPreloadPath],
+    nodeArgs: [
+      "--import",
+      loopDelayPreloadPath,
+      ...(cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : []),
+    ],
     env: {
       FLOOT_LOOP_DELAY_FILE: loopFile,
       FAKE_CLAUDE_DELTAS: String(deltasPerTurn),
@@ -179,7 +193,7 @@ export async function loadProfile(root) {
     const empty = stats(emptyReady);
     const full = stats(fullReady);
     return {
-      journal: { ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
+      journal: { scale, ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
       eventLoopDelayMs: { idle: idleLoop, loaded: loadedLoop, goal: "loaded p99 < 10" },
       oneSessionReadMs: {
         idle: idleRead,
@@ -196,9 +210,9 @@ export async function loadProfile(root) {
       },
       restartToReadyMs: {
         emptyStateDir: empty,
-        sessions10kTurns100k: full,
+        seededJournal: full,
         ratioP50: ratio(full.p50, empty.p50),
-        goal: "< 300 at 10k sessions / 100k turns",
+        goal: "< 300 at 10k sessions / 100k turns (scale 1)",
       },
       load: {
         uiClients,
