@@ -987,20 +987,11 @@ export class TurnJournal {
   /** Buffered stream events of one turn: events, effects and conversation id in the caller's transaction. */
   #writeTurn(turn: TurnRow, pending: readonly PendingEvent[]): void {
     const written = this.#writeEvents(turn.id, pending);
-    const now = this.#clock.now();
-    this.#sql.updateTurn.run({
+    this.#sql.updateTurnStream.run({
       id: turn.id,
-      phase: turn.phase,
       effects: turn.effects | written.effects,
       conversationId: written.conversationId ?? null,
-      spawnMarker: null,
-      pid: null,
-      startTime: null,
-      errorCode: null,
-      errorMessage: null,
-      generation: null,
-      now,
-      endedAt: null,
+      now: this.#clock.now(),
     });
     if (written.conversationId !== undefined) {
       this.#sql.setSessionConversation.run(written.conversationId, turn.session_id);
