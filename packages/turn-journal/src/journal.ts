@@ -195,6 +195,17 @@ export class TurnJournal {
     return this.#sql.generation.get() ?? 0;
   }
 
+  /**
+   * Runs `work` with its commits at `synchronous=NORMAL`: none waits for an fsync of its own, and the
+   * journal's next `FULL` commit fsyncs them all (in WAL mode one fsync covers every earlier commit).
+   * Only for commits whose loss to a power failure is harmless until then, such as recovery's one-turn
+   * commits at start-up, made durable by the generation bump before any turn runs.
+   */
+  deferDurability<T>(work: () => T): T {
+    this.flush();
+    return this.#withSynchronous("NORMAL", work);
+  }
+
   /** Bumps and commits the bridge generation; the daemon calls it once at each start, before any turn. */
   bumpGeneration(): number {
     return this.#transaction(() => {
