@@ -49,7 +49,7 @@ import {
   toTurnRecord,
 } from "./rows.js";
 import { SessionPages } from "./session-pages.js";
-import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
+import { prepareStatements, type Statements, type TurnInsert, type TurnState } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 
 /** Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old. */
@@ -464,7 +464,8 @@ export class TurnJournal {
     const touched = this.#transaction(() => {
       const byTurn = groupByTurn(batch);
       for (const [turnId, pending] of byTurn) {
-        const turn = this.#requireTurnRow(turnId);
+        const turn = this.#sql.turnPhase.get(turnId);
+        if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
         if (!acceptsEvents(turn.phase)) {
           throw new JournalError(
             "not_accepting_events",
@@ -996,7 +997,7 @@ export class TurnJournal {
   }
 
   /** Buffered stream events of one turn: events, effects and conversation id in the caller's transaction. */
-  #writeTurn(turn: TurnRow, pending: readonly PendingEvent[]): void {
+  #writeTurn(turn: TurnState, pending: readonly PendingEvent[]): void {
     const written = this.#writeEvents(turn.id, pending);
     this.#sql.updateTurnStream.run({
       id: turn.id,

@@ -50,6 +50,9 @@ export interface TurnUpdate {
   endedAt: number | null;
 }
 
+/** What a batch of stream events needs of its turn: no join, no event count. */
+export type TurnState = Pick<TurnRow, "id" | "session_id" | "phase" | "effects">;
+
 export type TurnStreamUpdate = Pick<TurnUpdate, "id" | "effects" | "conversationId" | "now">;
 
 /** The part of a prepared statement the journal uses, with its bind parameters and row type. */
@@ -103,9 +106,7 @@ export function prepareStatements(db: Database) {
     ),
     nextSeq: value<[string], number>("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?"),
     turn: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.id = ?`),
-    turnPhase: query<[string], Pick<TurnRow, "phase" | "effects">>(
-      "SELECT phase, effects FROM turns WHERE id = ?",
-    ),
+    turnPhase: query<[string], TurnState>("SELECT id, session_id, phase, effects FROM turns WHERE id = ?"),
     activeTurn: query<[string], TurnRow>(
       `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase IN ${activePhases}`,
     ),
