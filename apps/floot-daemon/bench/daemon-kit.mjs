@@ -86,11 +86,11 @@ export async function fetchOnce(url, init) {
   }
 }
 
-export async function waitEnded(call, turnId) {
+export async function waitEnded(call, turnId, { pollMs = 5 } = {}) {
   for (;;) {
     const turn = await call("GET", `/v1/turns/${turnId}`);
     if (["completed", "failed", "cancelled", "interrupted"].includes(turn.phase)) return turn;
-    await sleep(5);
+    await sleep(pollMs);
   }
 }
 
