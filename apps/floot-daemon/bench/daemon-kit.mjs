@@ -6,7 +6,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const bundle = join(here, "..", "bundle", "floot.mjs");
+// FLOOT_BENCH_BUNDLE: another build of floot.mjs (with its node_modules reachable), for an A/B run.
+export const bundle = process.env.FLOOT_BENCH_BUNDLE ?? join(here, "..", "bundle", "floot.mjs");
 export const fakeClaude = join(here, "fake-claude.mjs");
 export const children = new Set();
 
@@ -85,11 +86,11 @@ export async function fetchOnce(url, init) {
   }
 }
 
-export async function waitEnded(call, turnId) {
+export async function waitEnded(call, turnId, { pollMs = 5 } = {}) {
   for (;;) {
     const turn = await call("GET", `/v1/turns/${turnId}`);
     if (["completed", "failed", "cancelled", "interrupted"].includes(turn.phase)) return turn;
-    await sleep(5);
+    await sleep(pollMs);
   }
 }
 

@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArgs } from "node:util";
 import { openJournal } from "@bridgeworks/turn-journal";
 import {
   api,
@@ -132,15 +133,21 @@ async function gateLatency() {
   };
 }
 
-// `node bench/daemon.bench.mjs [section...]` runs only the named sections.
+// `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [section...]` runs only the named
+// sections; `--scale` shrinks the load profile's journal, `--cpu-prof-dir` profiles its daemon.
+const { values: flags, positionals: chosen } = parseArgs({
+  options: { scale: { type: "string", default: "1" }, "cpu-prof-dir": { type: "string" } },
+  allowPositionals: true,
+});
+const scale = Number(flags.scale);
+if (!(scale > 0 && scale <= 1)) throw new Error(`--scale: a number in (0, 1], got ${flags.scale}`);
 const sections = {
   restartToReady,
   acceptToSpawn,
   followLatency,
   gateLatency,
-  loadProfile: () => loadProfile(root),
+  loadProfile: () => loadProfile(root, { scale, cpuProfileDir: flags["cpu-prof-dir"] }),
 };
-const chosen = process.argv.slice(2);
 for (const name of chosen) if (!(name in sections)) throw new Error(`unknown bench section ${name}`);
 
 try {

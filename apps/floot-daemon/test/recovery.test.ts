@@ -98,6 +98,25 @@ describe("recovery by spawn marker", () => {
     expect(logger.lines.join("\n")).not.toContain(spawnMarker);
   });
 
+  test("recovery's commits do not fsync one by one; the journal is FULL again after it", async () => {
+    const opened = openJournal({ path: join(tempRoot(), journalFileName) });
+    journal = opened;
+    const turns = ["one", "two", "three"].map((prompt) => {
+      const session = opened.createSession({ backend: "claude" });
+      const turn = opened.submitTurn(session.id, { prompt });
+      opened.transition(turn.id, { phase: "spawning" });
+      return opened.transition(turn.id, { phase: "running", process: { pid: 999_999, startTime: "1" } });
+    });
+    const modes: string[] = [];
+    for (const turn of turns) opened.subscribe(turn.id, () => modes.push(opened.durability().synchronous));
+
+    const report = await recoverTurns(opened, recordingLogger(), { fence: async () => "not-running" });
+
+    expect(report.outcomes.map(({ decision }) => decision.action)).toEqual(["replay", "replay", "replay"]);
+    expect(modes).toEqual(["NORMAL", "NORMAL", "NORMAL"]);
+    expect(opened.durability().synchronous).toBe("FULL");
+  });
+
   test("a running turn: its recorded CLI and a marked process outside the CLI's group are both fenced", async () => {
     journal = openJournal({ path: join(tempRoot(), journalFileName) });
     const session = journal.createSession({ backend: "codex" });

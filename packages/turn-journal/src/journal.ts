@@ -49,7 +49,7 @@ import {
   toTurnRecord,
 } from "./rows.js";
 import { SessionPages } from "./session-pages.js";
-import { prepareStatements, type Statements, type TurnInsert } from "./statements.js";
+import { prepareStatements, type Statements, type TurnInsert, type TurnState } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 
 /** Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old. */
@@ -193,6 +193,17 @@ export class TurnJournal {
 
   bridgeGeneration(): number {
     return this.#sql.generation.get() ?? 0;
+  }
+
+  /**
+   * Runs `work` with its commits at `synchronous=NORMAL`: none waits for an fsync of its own, and the
+   * journal's next `FULL` commit fsyncs them all (in WAL mode one fsync covers every earlier commit).
+   * Only for commits whose loss to a power failure is harmless until then, such as recovery's one-turn
+   * commits at start-up, made durable by the generation bump before any turn runs.
+   */
+  deferDurability<T>(work: () => T): T {
+    this.flush();
+    return this.#withSynchronous("NORMAL", work);
   }
 
   /** Bumps and commits the bridge generation; the daemon calls it once at each start, before any turn. */
@@ -453,7 +464,8 @@ export class TurnJournal {
     const touched = this.#transaction(() => {
       const byTurn = groupByTurn(batch);
       for (const [turnId, pending] of byTurn) {
-        const turn = this.#requireTurnRow(turnId);
+        const turn = this.#sql.turnPhase.get(turnId);
+        if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
         if (!acceptsEvents(turn.phase)) {
           throw new JournalError(
             "not_accepting_events",
@@ -985,22 +997,13 @@ export class TurnJournal {
   }
 
   /** Buffered stream events of one turn: events, effects and conversation id in the caller's transaction. */
-  #writeTurn(turn: TurnRow, pending: readonly PendingEvent[]): void {
+  #writeTurn(turn: TurnState, pending: readonly PendingEvent[]): void {
     const written = this.#writeEvents(turn.id, pending);
-    const now = this.#clock.now();
-    this.#sql.updateTurn.run({
+    this.#sql.updateTurnStream.run({
       id: turn.id,
-      phase: turn.phase,
       effects: turn.effects | written.effects,
       conversationId: written.conversationId ?? null,
-      spawnMarker: null,
-      pid: null,
-      startTime: null,
-      errorCode: null,
-      errorMessage: null,
-      generation: null,
-      now,
-      endedAt: null,
+      now: this.#clock.now(),
     });
     if (written.conversationId !== undefined) {
       this.#sql.setSessionConversation.run(written.conversationId, turn.session_id);

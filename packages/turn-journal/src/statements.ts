@@ -50,6 +50,11 @@ export interface TurnUpdate {
   endedAt: number | null;
 }
 
+/** What a batch of stream events needs of its turn: no join, no event count. */
+export type TurnState = Pick<TurnRow, "id" | "session_id" | "phase" | "effects">;
+
+export type TurnStreamUpdate = Pick<TurnUpdate, "id" | "effects" | "conversationId" | "now">;
+
 /** The part of a prepared statement the journal uses, with its bind parameters and row type. */
 export interface Query<Parameters extends unknown[], Row = unknown> {
   run(...parameters: Parameters): { changes: number };
@@ -93,11 +98,15 @@ export function prepareStatements(db: Database) {
          updated_at = @now, ended_at = coalesce(@endedAt, ended_at)
        WHERE id = @id`,
     ),
+    // A batch of stream events never changes the phase: writing `phase` (even unchanged) would rework
+    // the turns' partial indexes, which cost more than the batch's own inserts.
+    updateTurnStream: query<[TurnStreamUpdate]>(
+      `UPDATE turns SET effects = @effects, conversation_id = coalesce(@conversationId, conversation_id),
+         updated_at = @now WHERE id = @id`,
+    ),
     nextSeq: value<[string], number>("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?"),
     turn: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.id = ?`),
-    turnPhase: query<[string], Pick<TurnRow, "phase" | "effects">>(
-      "SELECT phase, effects FROM turns WHERE id = ?",
-    ),
+    turnPhase: query<[string], TurnState>("SELECT id, session_id, phase, effects FROM turns WHERE id = ?"),
     activeTurn: query<[string], TurnRow>(
       `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase IN ${activePhases}`,
     ),

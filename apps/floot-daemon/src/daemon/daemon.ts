@@ -142,6 +142,7 @@ async function startLocked(
 
   const trace = options.trace ?? diagnosticsTrace();
   const recovery = await recoverTurns(journal, logger, { trace });
+  // FULL: its fsync also makes recovery's commits durable, before any turn runs.
   const generation = journal.bumpGeneration();
 
   const sessions = new SessionStore(stateDir);

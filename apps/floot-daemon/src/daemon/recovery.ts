@@ -4,6 +4,7 @@ import type { Logger } from "@bridgeworks/runtime";
 import {
   applyRecovery,
   planRecovery,
+  type RecoveryDecision,
   type RecoveryOutcome,
   type TurnJournal,
 } from "@bridgeworks/turn-journal";
@@ -35,7 +36,10 @@ export interface RecoveryDeps {
  * the CLI's process group); then replay the turns that produced no effect (once) and mark every other
  * unfinished turn `interrupted`, one turn per transaction, so a crash in between leaves the rest for
  * the next start. A tool call the gate admitted is an effect: its turn is never replayed. Backend
- * transcripts are never touched.
+ * transcripts are never touched. Those commits do not fsync one by one (a hundred fsyncs were most of
+ * a restart with a hundred unfinished turns): the caller's next FULL commit, the daemon's generation
+ * bump before any turn runs, makes them durable; a power loss before it only makes the next start
+ * recover the same turns again.
  */
 export async function recoverTurns(
   journal: TurnJournal,
@@ -64,8 +68,18 @@ export async function recoverTurns(
   }
   const trace = deps.trace ?? noTrace;
   trace("recovery:fenced", { turns: unfinished.length, fenced: fenced.length });
+  const outcomes = journal.deferDurability(() => applyPlan(journal, planRecovery(unfinished), logger, trace));
+  return { outcomes, fenced };
+}
+
+function applyPlan(
+  journal: TurnJournal,
+  plan: readonly RecoveryDecision[],
+  logger: Logger,
+  trace: Trace,
+): RecoveryOutcome[] {
   const outcomes: RecoveryOutcome[] = [];
-  for (const planned of planRecovery(unfinished)) {
+  for (const planned of plan) {
     const [outcome] = applyRecovery(journal, [planned]);
     if (outcome === undefined) continue;
     outcomes.push(outcome);
@@ -83,5 +97,5 @@ export async function recoverTurns(
       ...(decision.action === "replay" && { replay: turn.id }),
     });
   }
-  return { outcomes, fenced };
+  return outcomes;
 }

@@ -59,7 +59,12 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     ...apiRoutes({
       ...deps,
       status: () => ({ ...deps.status(), port: boundPort }),
-      follow: { journal: deps.journal, heartbeatMs: deps.heartbeatMs ?? 15_000, openStreams },
+      follow: {
+        journal: deps.journal,
+        heartbeatMs: deps.heartbeatMs ?? 15_000,
+        openStreams,
+        frames: new WeakMap(),
+      },
     }),
     ...permissionRoutes(deps),
     {

@@ -1,11 +1,25 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { TurnRecord } from "@bridgeworks/protocol";
+import type { TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import { followTurn, type TurnJournal } from "@bridgeworks/turn-journal";
 import { indexParam, parseIndex } from "./body.js";
 import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
 export interface SseFollowOptions extends SseResponseOptions {
   journal: TurnJournal;
+  /**
+   * Each live event's frame, encoded once for all its followers: a commit hands every follower of the
+   * turn the same envelope objects, so a hundred followers cost one `JSON.stringify`, not a hundred.
+   */
+  frames: WeakMap<TurnEventEnvelope, string>;
+}
+
+function frameOf(envelope: TurnEventEnvelope, frames: SseFollowOptions["frames"]): string {
+  let frame = frames.get(envelope);
+  if (frame === undefined) {
+    frame = `id: ${envelope.index}\nevent: turn-event\ndata: ${JSON.stringify(envelope)}\n\n`;
+    frames.set(envelope, frame);
+  }
+  return frame;
 }
 
 /**
@@ -16,7 +30,7 @@ export function followOverSse(
   request: IncomingMessage,
   response: ServerResponse,
   turn: TurnRecord,
-  { journal, heartbeatMs, openStreams }: SseFollowOptions,
+  { journal, heartbeatMs, openStreams, frames }: SseFollowOptions,
 ): void {
   const lastEventId = request.headers["last-event-id"];
   let from = indexParam(request, "from") ?? 0;
@@ -27,9 +41,7 @@ export function followOverSse(
   const end = startSseResponse(request, response, { heartbeatMs, openStreams }, () => handle?.close());
   handle = followTurn(journal, turn.id, from, (events) => {
     let chunk = "";
-    for (const envelope of events) {
-      chunk += `id: ${envelope.index}\nevent: turn-event\ndata: ${JSON.stringify(envelope)}\n\n`;
-    }
+    for (const envelope of events) chunk += frameOf(envelope, frames);
     response.write(chunk);
     if (events.at(-1)?.event.type === "terminal") queueMicrotask(end);
   });
