@@ -86,9 +86,10 @@ export class FlootWorld {
   async startDaemon(
     extraEnv: Record<string, string> = {},
     faults: DaemonFaults = {},
+    extraArgs: string[] = [],
   ): Promise<DaemonProcess> {
     const previous = this.readDaemonFile();
-    const process = this.spawnDaemon(extraEnv, faults);
+    const process = this.spawnDaemon(extraEnv, faults, extraArgs);
     let exit: unknown;
     void process.exited.then((status) => {
       exit = status;
@@ -110,12 +111,16 @@ export class FlootWorld {
     return this.daemon;
   }
 
-  spawnDaemon(extraEnv: Record<string, string> = {}, faults: DaemonFaults = {}): TrackedProcess {
+  spawnDaemon(
+    extraEnv: Record<string, string> = {},
+    faults: DaemonFaults = {},
+    extraArgs: string[] = [],
+  ): TrackedProcess {
     const injected =
       Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
     return this.env.spawn(
       process.execPath,
-      [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir],
+      [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir, ...extraArgs],
       { env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...injected?.env, ...extraEnv } },
     );
   }

@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 /** A node script of `test/hostile/` as the other user: no groups, nothing of ours it may read. */
-function asAttacker(script: string, args: string[] = []): TrackedProcess {
+function asAttacker(script: string, args: string[] = [], env: Record<string, string> = {}): TrackedProcess {
   return tracker.spawn(
     "setpriv",
     [
@@ -45,7 +45,7 @@ function asAttacker(script: string, args: string[] = []): TrackedProcess {
       join(hostileDir, script),
       ...args,
     ],
-    { cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: "/", env: { PATH: "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
 }
 
@@ -107,6 +107,85 @@ describe("a hostile local user against the web UI", () => {
     const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
     expect(sessions).toEqual([]);
   });
+
+  test("attack 2, browser side: another user takes the dead daemon's port; the open page sends it nothing, and the token a reload lets it steal is revoked", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    browser = await openBrowser();
+    const { page } = browser;
+    await page.goto(await signInLink(w));
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    const token = (
+      JSON.parse((await page.evaluate(() => sessionStorage.getItem("floot.credential")))!) as {
+        token: string;
+      }
+    ).token;
+
+    // 1. The daemon dies; the other user binds its port.
+    await w.killDaemon();
+    const squatter = asAttacker("port-squatter.mjs", [String(port)]);
+    await squatter.waitForOutput((out) => out.includes('"listening"'), 30_000);
+    const lines = () => jsonLines(squatter.stdout());
+    expect(lines()[0]).toEqual({ listening: port, uid: Number(attackerUid) });
+
+    // 2. The open page (the daemon's own code) reconnects there: it challenges the port's owner, gets
+    //    no valid proof, and sends no token, however often it retries.
+    const seen = () => lines().filter((line) => line.seen);
+    await waitUntil(() => seen().length >= 3, 90_000, "the open page tried the squatter three times");
+    for (const { seen: request } of seen()) {
+      const { headers, url } = request as { headers: Record<string, string>; url: string };
+      expect(headers.authorization, url).toBeUndefined();
+      expect(JSON.stringify(request), url).not.toContain(token);
+    }
+    expect(seen().some((line) => (line.seen as { url: string }).url === "/ui/identity")).toBe(true);
+    expect(await page.evaluate(() => document.body.dataset.connection)).not.toBe("online");
+
+    // 3. A reload loads the squatter's page into the tab's origin, which reads the token.
+    await page.reload();
+    await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
+    const stolen = JSON.parse(
+      (lines().find((line) => line.stolen)!.stolen as Record<string, string>)["floot.credential"]!,
+    ) as { token: string };
+    expect(stolen.token).toBe(token);
+    const replay = async (daemonPort: number, claimed: number) => {
+      const attempt = asAttacker("replay-token.mjs", [String(daemonPort), String(claimed)], {
+        STOLEN_TOKEN: stolen.token,
+      });
+      await attempt.exited;
+      return jsonLines(attempt.stdout())[0];
+    };
+
+    // 4. The victim's daemon, configured for that port, finds it taken: it fails, naming it, and revokes
+    //    every token bound to it. Started the default way it takes another port; the stolen token is
+    //    refused there, with the daemon's Host and with the port it was issued on.
+    const configured = w.spawnDaemon({}, {}, ["--port", String(port)]);
+    const refused = await configured.exited;
+    expect(refused).not.toEqual({ code: 0, signal: null });
+    expect(configured.stderr()).toMatch(/EADDRINUSE/);
+    await w.startDaemon();
+    const elsewhere = w.daemon!.file.port;
+    expect(elsewhere).not.toBe(port);
+    expect(await replay(elsewhere, elsewhere)).toEqual({
+      uid: Number(attackerUid),
+      overview: 401,
+      create: 401,
+    });
+    expect(await replay(elsewhere, port)).toEqual({ uid: Number(attackerUid), overview: 403, create: 403 });
+
+    // 5. The squatter leaves and the daemon comes back on its port: the stolen token is still refused.
+    process.kill(squatter.pid, "SIGTERM");
+    await squatter.exited;
+    await w.killDaemon();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(w.daemon!.file.port).toBe(port);
+    expect(await replay(port, port)).toEqual({ uid: Number(attackerUid), overview: 401, create: 401 });
+    const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
+    expect(sessions).toEqual([]);
+    // The user signs in again with a fresh link, on the same port.
+    await page.goto("about:blank");
+    await page.goto(await signInLink(w));
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+  }, 300_000);
 
   test("attack 3: during floot open the sign-in code is in no process's argv", async () => {
     const w = await setUp();
