@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
@@ -186,6 +186,35 @@ describe("a hostile local user against the web UI", () => {
     await page.goto(await signInLink(w));
     await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
   }, 300_000);
+
+  test("the state dir's files and the daemon's environment are closed to another user; the page cannot be framed", async () => {
+    const w = await setUp();
+    browser = await openBrowser();
+    await browser.page.goto(await signInLink(w));
+    await browser.page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    const files = ["daemon.json", "daemon.key", "ui-sessions.json", "journal.sqlite", "journal.sqlite-wal"]
+      .map((name) => join(w.stateDir, name))
+      .filter((path) => existsSync(path));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    // Private by their own modes (not only by the temp dir above them) ...
+    expect(statSync(w.stateDir).mode & 0o777).toBe(0o700);
+    for (const path of files) expect(statSync(path).mode & 0o777, path).toBe(0o600);
+    // ... and unreadable to the other user, with the daemon's environment.
+    const environ = `/proc/${w.daemon!.process.pid}/environ`;
+    const reader = asAttacker("read-paths.mjs", [...files, environ]);
+    await reader.exited;
+    const { uid, results } = jsonLines(reader.stdout())[0] as {
+      uid: number;
+      results: { path: string; outcome: string }[];
+    };
+    expect(uid).toBe(Number(attackerUid));
+    expect(results.map((each) => each.path)).toEqual([...files, environ]);
+    for (const each of results) expect(each.outcome, each.path).toBe("EACCES");
+    // Pages are never framed (a clickjacking page of another user shows nothing of the UI).
+    const page = await fetch(`http://127.0.0.1:${w.daemon!.file.port}/`);
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+  });
 
   test("attack 3: during floot open the sign-in code is in no process's argv", async () => {
     const w = await setUp();
