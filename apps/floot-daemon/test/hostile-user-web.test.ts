@@ -5,6 +5,7 @@ import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
+import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
 import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
 import { appDir, bundlePath, FlootWorld } from "./daemon-harness.js";
@@ -54,6 +55,45 @@ function jsonLines(text: string): Record<string, unknown>[] {
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A browser signed in to the world's daemon, and the token its tab holds. */
+async function signedInTab(w: FlootWorld): Promise<{ page: Page; token: string }> {
+  browser = await openBrowser();
+  const { page } = browser;
+  await page.goto(await signInLink(w));
+  await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+  const stored = await page.evaluate(() => sessionStorage.getItem("floot.credential"));
+  return { page, token: (JSON.parse(stored!) as { token: string }).token };
+}
+
+/** The other user binds `port` and serves `test/hostile/port-squatter.mjs` there. */
+async function squat(port: number) {
+  const squatter = asAttacker("port-squatter.mjs", [String(port)]);
+  await squatter.waitForOutput((out) => out.includes('"listening"'), 30_000);
+  const lines = () => jsonLines(squatter.stdout());
+  expect(lines()[0]).toEqual({ listening: port, uid: Number(attackerUid) });
+  return {
+    lines,
+    /** Reloads the tab: the squatter's page runs in the tab's origin and posts its sessionStorage. */
+    async stealOnReload(page: Page): Promise<string> {
+      await page.reload();
+      await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
+      const storage = lines().find((line) => line.stolen)!.stolen as Record<string, string>;
+      return (JSON.parse(storage["floot.credential"]!) as { token: string }).token;
+    },
+    async leave(): Promise<void> {
+      process.kill(squatter.pid, "SIGTERM");
+      await squatter.exited;
+    },
+  };
+}
+
+/** As the other user: the stolen token against the daemon on `port`, naming `claimed` as Host and Origin. */
+async function replay(token: string, port: number, claimed: number): Promise<Record<string, unknown>> {
+  const attempt = asAttacker("replay-token.mjs", [String(port), String(claimed)], { STOLEN_TOKEN: token });
+  await attempt.exited;
+  return jsonLines(attempt.stdout())[0]!;
 }
 
 async function setUp(): Promise<FlootWorld> {
@@ -111,26 +151,15 @@ describe("a hostile local user against the web UI", () => {
   test("attack 2, browser side: another user takes the dead daemon's port; the open page sends it nothing, and the token a reload lets it steal is revoked", async () => {
     const w = await setUp();
     const port = w.daemon!.file.port;
-    browser = await openBrowser();
-    const { page } = browser;
-    await page.goto(await signInLink(w));
-    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
-    const token = (
-      JSON.parse((await page.evaluate(() => sessionStorage.getItem("floot.credential")))!) as {
-        token: string;
-      }
-    ).token;
+    const { page, token } = await signedInTab(w);
 
     // 1. The daemon dies; the other user binds its port.
     await w.killDaemon();
-    const squatter = asAttacker("port-squatter.mjs", [String(port)]);
-    await squatter.waitForOutput((out) => out.includes('"listening"'), 30_000);
-    const lines = () => jsonLines(squatter.stdout());
-    expect(lines()[0]).toEqual({ listening: port, uid: Number(attackerUid) });
+    const squatter = await squat(port);
 
     // 2. The open page (the daemon's own code) reconnects there: it challenges the port's owner, gets
     //    no valid proof, and sends no token, however often it retries.
-    const seen = () => lines().filter((line) => line.seen);
+    const seen = () => squatter.lines().filter((line) => line.seen);
     await waitUntil(() => seen().length >= 3, 90_000, "the open page tried the squatter three times");
     for (const { seen: request } of seen()) {
       const { headers, url } = request as { headers: Record<string, string>; url: string };
@@ -141,50 +170,65 @@ describe("a hostile local user against the web UI", () => {
     expect(await page.evaluate(() => document.body.dataset.connection)).not.toBe("online");
 
     // 3. A reload loads the squatter's page into the tab's origin, which reads the token.
-    await page.reload();
-    await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
-    const stolen = JSON.parse(
-      (lines().find((line) => line.stolen)!.stolen as Record<string, string>)["floot.credential"]!,
-    ) as { token: string };
-    expect(stolen.token).toBe(token);
-    const replay = async (daemonPort: number, claimed: number) => {
-      const attempt = asAttacker("replay-token.mjs", [String(daemonPort), String(claimed)], {
-        STOLEN_TOKEN: stolen.token,
-      });
-      await attempt.exited;
-      return jsonLines(attempt.stdout())[0];
-    };
+    const stolen = await squatter.stealOnReload(page);
+    expect(stolen).toBe(token);
 
-    // 4. The victim's daemon, configured for that port, finds it taken: it fails, naming it, and revokes
-    //    every token bound to it. Started the default way it takes another port; the stolen token is
-    //    refused there, with the daemon's Host and with the port it was issued on.
+    // 4. The victim's daemon, configured for that port, finds it taken: it fails, naming it, and
+    //    revokes every token bound to it.
     const configured = w.spawnDaemon({}, {}, ["--port", String(port)]);
-    const refused = await configured.exited;
-    expect(refused).not.toEqual({ code: 0, signal: null });
+    expect(await configured.exited).not.toEqual({ code: 0, signal: null });
     expect(configured.stderr()).toMatch(/EADDRINUSE/);
-    await w.startDaemon();
-    const elsewhere = w.daemon!.file.port;
-    expect(elsewhere).not.toBe(port);
-    expect(await replay(elsewhere, elsewhere)).toEqual({
+
+    // 5. The squatter leaves and the daemon comes back on its port: the stolen token is refused, with
+    //    the daemon's Host and with another port named.
+    await squatter.leave();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(w.daemon!.file.port).toBe(port);
+    expect(await replay(stolen, port, port)).toEqual({
       uid: Number(attackerUid),
       overview: 401,
       create: 401,
     });
-    expect(await replay(elsewhere, port)).toEqual({ uid: Number(attackerUid), overview: 403, create: 403 });
-
-    // 5. The squatter leaves and the daemon comes back on its port: the stolen token is still refused.
-    process.kill(squatter.pid, "SIGTERM");
-    await squatter.exited;
-    await w.killDaemon();
-    await w.startDaemon({}, {}, ["--port", String(port)]);
-    expect(w.daemon!.file.port).toBe(port);
-    expect(await replay(port, port)).toEqual({ uid: Number(attackerUid), overview: 401, create: 401 });
+    expect(await replay(stolen, port, port + 1)).toEqual({
+      uid: Number(attackerUid),
+      overview: 403,
+      create: 403,
+    });
     const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
     expect(sessions).toEqual([]);
     // The user signs in again with a fresh link, on the same port.
     await page.goto("about:blank");
     await page.goto(await signInLink(w));
     await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+  }, 300_000);
+
+  test("attack 2, browser side: a token stolen on a port the daemon left is refused when it comes back there", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    const { page, token } = await signedInTab(w);
+
+    // 1. A clean stop removes daemon.json, so the next start takes another port: the tokens of the
+    //    old one are of no use, and are dropped.
+    process.kill(w.daemon!.process.pid, "SIGTERM");
+    await w.daemon!.process.exited;
+    w.daemon = undefined;
+    await w.startDaemon();
+    expect(w.daemon!.file.port).not.toBe(port);
+
+    // 2. The other user binds the old port; the tab, reloaded, hands its page the token.
+    const squatter = await squat(port);
+    const stolen = await squatter.stealOnReload(page);
+    expect(stolen).toBe(token);
+
+    // 3. Later the daemon is started on that port again (the squatter gone): the token is refused.
+    await squatter.leave();
+    await w.killDaemon();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(await replay(stolen, port, port)).toEqual({
+      uid: Number(attackerUid),
+      overview: 401,
+      create: 401,
+    });
   }, 300_000);
 
   test("the state dir's files and the daemon's environment are closed to another user; the page cannot be framed", async () => {
