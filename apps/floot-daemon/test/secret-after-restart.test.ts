@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
-import { FlootWorld, filesContaining, filesUnder } from "./daemon-harness.js";
+import {
+  FlootWorld,
+  filesContaining,
+  filesUnder,
+  providedSecret,
+  requestSecretStep,
+} from "./daemon-harness.js";
 
 // After a restart the daemon's mask is empty until a value is submitted again (it lives in memory
 // only). What could still print the value then: the credential file and the processes of the turn
@@ -36,7 +42,7 @@ function alive(pid: number): boolean {
 describe("a submitted secret across a restart", () => {
   test("the turn's processes (one that left its group too) and its credential file do not survive the next start", async () => {
     const secret = `restart-secret-${randomBytes(12).toString("hex")}`;
-    const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+    const provided = providedSecret();
     scratch = mkdtempSync(join(tmpdir(), "floot-after-restart-"));
     const pidFile = join(scratch, "later.pid");
     const copy = join(scratch, "copied-secret");
@@ -60,19 +66,7 @@ describe("a submitted secret across a restart", () => {
             ],
           },
         },
-        {
-          match: { lastUserTextIncludes: "[secret]" },
-          repeat: true,
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                nameFrom: { endsWith: "requestSecret" },
-                input: { name: "API_TOKEN", prompt: "the deploy token" },
-              },
-            ],
-          },
-        },
+        requestSecretStep("[secret]"),
       ],
     });
     const w = world;

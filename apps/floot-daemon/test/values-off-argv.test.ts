@@ -7,7 +7,13 @@ import type { FlootSession, SubmitSecretResponse, TurnRecord } from "@bridgework
 import { silentLogger } from "@bridgeworks/runtime";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
-import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
+import {
+  bundlePath,
+  FlootWorld,
+  filesContaining,
+  providedSecret,
+  requestSecretStep,
+} from "./daemon-harness.js";
 
 // `floot secret submit`, `--env NAME`, `--env-file FILE` and `floot send <session> -` keep values off every process's argv:
 // while the built CLI runs, every /proc/*/cmdline is read again and again, and no value may show up.
@@ -169,23 +175,11 @@ describe("secret submit: the value off argv", () => {
   });
 
   test("the value goes from stdin to the waiting turn, and no argv holds it (the same scan sees it in argv)", async () => {
-    const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+    const provided = providedSecret();
     world = await FlootWorld.create("claude", {
       steps: [
         { match: provided, repeat: true, response: { events: [{ type: "text", text: "Got the token." }] } },
-        {
-          match: { lastUserTextIncludes: "[secret]" },
-          repeat: true,
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                nameFrom: { endsWith: "requestSecret" },
-                input: { name: "API_TOKEN", prompt: "the deploy token" },
-              },
-            ],
-          },
-        },
+        requestSecretStep("[secret]"),
       ],
     });
     const w = world;
