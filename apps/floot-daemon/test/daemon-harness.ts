@@ -2,7 +2,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fenceProcess } from "@bridgeworks/backend-adapters";
-import { type ModelDouble, type ScriptInput, startModelDouble } from "@bridgeworks/model-double";
+import {
+  type ModelDouble,
+  type ScriptInput,
+  type ScriptStep,
+  startModelDouble,
+} from "@bridgeworks/model-double";
 import {
   type Backend,
   type FlootDaemonFile,
@@ -33,6 +38,27 @@ export const bundlePath = join(appDir, "bundle", "floot.mjs");
 export const shimPath = join(appDir, "bundle", "shim.mjs");
 
 export const modelFor: Record<Backend, string> = { claude: "claude-sonnet-4-5", codex: "gpt-5.1-codex" };
+
+/** A request the double answers once the secret `name` reached the turn (the tool result names it). */
+export const providedSecret =
+  (name = "API_TOKEN") =>
+  (request: { body: unknown }): boolean =>
+    JSON.stringify(request.body).includes(`provided ${name}`);
+
+/** A script step: a user prompt holding `trigger` is answered with a `requestSecret` call for `name`. */
+export function requestSecretStep(
+  trigger: string,
+  name = "API_TOKEN",
+  prompt = "the deploy token",
+): ScriptStep {
+  return {
+    match: { lastUserTextIncludes: trigger },
+    repeat: true,
+    response: {
+      events: [{ type: "tool_use", nameFrom: { endsWith: "requestSecret" }, input: { name, prompt } }],
+    },
+  };
+}
 
 /** Faults to inject into a daemon, by trace point (see src/daemon/trace.ts). */
 export type DaemonFaults = Partial<Record<TracePoint, FaultPlan[string]>>;
@@ -86,9 +112,10 @@ export class FlootWorld {
   async startDaemon(
     extraEnv: Record<string, string> = {},
     faults: DaemonFaults = {},
+    extraArgs: string[] = [],
   ): Promise<DaemonProcess> {
     const previous = this.readDaemonFile();
-    const process = this.spawnDaemon(extraEnv, faults);
+    const process = this.spawnDaemon(extraEnv, faults, extraArgs);
     let exit: unknown;
     void process.exited.then((status) => {
       exit = status;
@@ -110,12 +137,16 @@ export class FlootWorld {
     return this.daemon;
   }
 
-  spawnDaemon(extraEnv: Record<string, string> = {}, faults: DaemonFaults = {}): TrackedProcess {
+  spawnDaemon(
+    extraEnv: Record<string, string> = {},
+    faults: DaemonFaults = {},
+    extraArgs: string[] = [],
+  ): TrackedProcess {
     const injected =
       Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
     return this.env.spawn(
       process.execPath,
-      [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir],
+      [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir, ...extraArgs],
       { env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...injected?.env, ...extraEnv } },
     );
   }

@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
+import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
 import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
 import { appDir, bundlePath, FlootWorld } from "./daemon-harness.js";
@@ -32,7 +33,7 @@ afterEach(async () => {
 });
 
 /** A node script of `test/hostile/` as the other user: no groups, nothing of ours it may read. */
-function asAttacker(script: string, args: string[] = []): TrackedProcess {
+function asAttacker(script: string, args: string[] = [], env: Record<string, string> = {}): TrackedProcess {
   return tracker.spawn(
     "setpriv",
     [
@@ -45,7 +46,7 @@ function asAttacker(script: string, args: string[] = []): TrackedProcess {
       join(hostileDir, script),
       ...args,
     ],
-    { cwd: "/", env: { PATH: "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: "/", env: { PATH: "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
 }
 
@@ -54,6 +55,45 @@ function jsonLines(text: string): Record<string, unknown>[] {
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** A browser signed in to the world's daemon, and the token its tab holds. */
+async function signedInTab(w: FlootWorld): Promise<{ page: Page; token: string }> {
+  browser = await openBrowser();
+  const { page } = browser;
+  await page.goto(await signInLink(w));
+  await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+  const stored = await page.evaluate(() => sessionStorage.getItem("floot.credential"));
+  return { page, token: (JSON.parse(stored!) as { token: string }).token };
+}
+
+/** The other user binds `port` and serves `test/hostile/port-squatter.mjs` there. */
+async function squat(port: number) {
+  const squatter = asAttacker("port-squatter.mjs", [String(port)]);
+  await squatter.waitForOutput((out) => out.includes('"listening"'), 30_000);
+  const lines = () => jsonLines(squatter.stdout());
+  expect(lines()[0]).toEqual({ listening: port, uid: Number(attackerUid) });
+  return {
+    lines,
+    /** Reloads the tab: the squatter's page runs in the tab's origin and posts its sessionStorage. */
+    async stealOnReload(page: Page): Promise<string> {
+      await page.reload();
+      await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
+      const storage = lines().find((line) => line.stolen)!.stolen as Record<string, string>;
+      return (JSON.parse(storage["floot.credential"]!) as { token: string }).token;
+    },
+    async leave(): Promise<void> {
+      process.kill(squatter.pid, "SIGTERM");
+      await squatter.exited;
+    },
+  };
+}
+
+/** As the other user: the stolen token against the daemon on `port`, naming `claimed` as Host and Origin. */
+async function replay(token: string, port: number, claimed: number): Promise<Record<string, unknown>> {
+  const attempt = asAttacker("replay-token.mjs", [String(port), String(claimed)], { STOLEN_TOKEN: token });
+  await attempt.exited;
+  return jsonLines(attempt.stdout())[0]!;
 }
 
 async function setUp(): Promise<FlootWorld> {
@@ -106,6 +146,118 @@ describe("a hostile local user against the web UI", () => {
     }
     const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
     expect(sessions).toEqual([]);
+  });
+
+  test("attack 2, browser side: another user takes the dead daemon's port; the open page sends it nothing, and the token a reload lets it steal is revoked", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    const { page, token } = await signedInTab(w);
+
+    // 1. The daemon dies; the other user binds its port.
+    await w.killDaemon();
+    const squatter = await squat(port);
+
+    // 2. The open page (the daemon's own code) reconnects there: it challenges the port's owner, gets
+    //    no valid proof, and sends no token, however often it retries.
+    const seen = () => squatter.lines().filter((line) => line.seen);
+    await waitUntil(() => seen().length >= 3, 90_000, "the open page tried the squatter three times");
+    for (const { seen: request } of seen()) {
+      const { headers, url } = request as { headers: Record<string, string>; url: string };
+      expect(headers.authorization, url).toBeUndefined();
+      expect(JSON.stringify(request), url).not.toContain(token);
+    }
+    expect(seen().some((line) => (line.seen as { url: string }).url === "/ui/identity")).toBe(true);
+    expect(await page.evaluate(() => document.body.dataset.connection)).not.toBe("online");
+
+    // 3. A reload loads the squatter's page into the tab's origin, which reads the token.
+    const stolen = await squatter.stealOnReload(page);
+    expect(stolen).toBe(token);
+
+    // 4. The victim's daemon, configured for that port, finds it taken: it fails, naming it, and
+    //    revokes every token bound to it.
+    const configured = w.spawnDaemon({}, {}, ["--port", String(port)]);
+    expect(await configured.exited).not.toEqual({ code: 0, signal: null });
+    expect(configured.stderr()).toMatch(/EADDRINUSE/);
+
+    // 5. The squatter leaves and the daemon comes back on its port: the stolen token is refused, with
+    //    the daemon's Host and with another port named.
+    await squatter.leave();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(w.daemon!.file.port).toBe(port);
+    expect(await replay(stolen, port, port)).toEqual({
+      uid: Number(attackerUid),
+      overview: 401,
+      create: 401,
+    });
+    expect(await replay(stolen, port, port + 1)).toEqual({
+      uid: Number(attackerUid),
+      overview: 403,
+      create: 403,
+    });
+    const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
+    expect(sessions).toEqual([]);
+    // The user signs in again with a fresh link, on the same port.
+    await page.goto("about:blank");
+    await page.goto(await signInLink(w));
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+  }, 300_000);
+
+  test("attack 2, browser side: a token stolen on a port the daemon left is refused when it comes back there", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    const { page, token } = await signedInTab(w);
+
+    // 1. A clean stop removes daemon.json, so the next start takes another port: the tokens of the
+    //    old one are of no use, and are dropped.
+    process.kill(w.daemon!.process.pid, "SIGTERM");
+    await w.daemon!.process.exited;
+    w.daemon = undefined;
+    await w.startDaemon();
+    expect(w.daemon!.file.port).not.toBe(port);
+
+    // 2. The other user binds the old port; the tab, reloaded, hands its page the token.
+    const squatter = await squat(port);
+    const stolen = await squatter.stealOnReload(page);
+    expect(stolen).toBe(token);
+
+    // 3. Later the daemon is started on that port again (the squatter gone): the token is refused.
+    await squatter.leave();
+    await w.killDaemon();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(await replay(stolen, port, port)).toEqual({
+      uid: Number(attackerUid),
+      overview: 401,
+      create: 401,
+    });
+  }, 300_000);
+
+  test("the state dir's files and the daemon's environment are closed to another user; the page cannot be framed", async () => {
+    const w = await setUp();
+    browser = await openBrowser();
+    await browser.page.goto(await signInLink(w));
+    await browser.page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    const files = ["daemon.json", "daemon.key", "ui-sessions.json", "journal.sqlite", "journal.sqlite-wal"]
+      .map((name) => join(w.stateDir, name))
+      .filter((path) => existsSync(path));
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    // Private by their own modes (not only by the temp dir above them) ...
+    expect(statSync(w.stateDir).mode & 0o777).toBe(0o700);
+    for (const path of files) expect(statSync(path).mode & 0o777, path).toBe(0o600);
+    // ... and unreadable to the other user, with the daemon's environment.
+    const environ = `/proc/${w.daemon!.process.pid}/environ`;
+    const reader = asAttacker("read-paths.mjs", [...files, environ]);
+    await reader.exited;
+    const { uid, results } = jsonLines(reader.stdout())[0] as {
+      uid: number;
+      results: { path: string; outcome: string }[];
+    };
+    expect(uid).toBe(Number(attackerUid));
+    expect(results.map((each) => each.path)).toEqual([...files, environ]);
+    for (const each of results) expect(each.outcome, each.path).toBe("EACCES");
+    // Pages are never framed (a clickjacking page of another user shows nothing of the UI).
+    const page = await fetch(`http://127.0.0.1:${w.daemon!.file.port}/`);
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
   });
 
   test("attack 3: during floot open the sign-in code is in no process's argv", async () => {

@@ -56,9 +56,21 @@ describe("secret masking", () => {
       output: [{ text: `x${marker}y` }],
       n: 1,
     });
-    // Too short to mask without blanking ordinary text.
+  });
+
+  test("a value of any length is masked, however short; a marker is never masked again", () => {
+    const mask = new SecretMask();
     mask.register("PIN", "123");
-    expect(mask.maskText("123")).toBe("123");
+    mask.register("C", "E");
+    expect(mask.maskText("pin 123, 41234")).toBe("pin ***SECRET(PIN)***, 4***SECRET(PIN)***4");
+    // "E" is in the marker's own text ("SECRET"): one pass, so the markers stay whole.
+    expect(mask.maskText("E 123")).toBe("***SECRET(C)*** ***SECRET(PIN)***");
+    // Its base64 forms ("MTIz", "RQ==", "RQ") too, and regex characters are taken literally.
+    expect(mask.maskText("MTIz RQ== RQ")).toBe("***SECRET(PIN)*** ***SECRET(C)*** ***SECRET(C)***");
+    mask.register("DOTS", "a.*");
+    expect(mask.maskText("abc a.* a.*b")).toBe("abc ***SECRET(DOTS)*** ***SECRET(DOTS)***b");
+    mask.register("NONE", "");
+    expect(mask.maskText("x")).toBe("x");
   });
 
   test("tool output, admissions, secret prompts and errors are masked before they are journaled", () => {

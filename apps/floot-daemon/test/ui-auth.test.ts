@@ -94,6 +94,34 @@ describe("web UI sign-in", () => {
     }
   });
 
+  test("a taken port revokes its tokens (both origins, persisted); the others stay", async () => {
+    const auth = world({ value: Date.now() });
+    const signIn = async (on: string) => (await auth.redeemLoginCode(auth.mintLoginCode().code, on))!.token;
+    const onIp = await signIn(origin);
+    const onName = await signIn("http://localhost:4100");
+    const elsewhere = await signIn("http://127.0.0.1:4200");
+    expect(await auth.revokePort(4100)).toBe(2);
+    const restarted = new UiAuth({ stateDir: stateDir! });
+    for (const each of [auth, restarted]) {
+      expect(each.isSession(onIp, origin)).toBe(false);
+      expect(each.isSession(onName, "http://localhost:4100")).toBe(false);
+      expect(each.isSession(elsewhere, "http://127.0.0.1:4200")).toBe(true);
+    }
+    expect(await auth.revokePort(4100)).toBe(0);
+  });
+
+  test("a daemon bound to a port keeps only that port's tokens, persisted", async () => {
+    const auth = world({ value: Date.now() });
+    const signIn = async (on: string) => (await auth.redeemLoginCode(auth.mintLoginCode().code, on))!.token;
+    const old = await signIn(origin);
+    const current = await signIn("http://localhost:4200");
+    expect(await auth.retainPort(4200)).toBe(1);
+    const restarted = new UiAuth({ stateDir: stateDir! });
+    expect(restarted.isSession(old, origin)).toBe(false);
+    expect(restarted.isSession(current, "http://localhost:4200")).toBe(true);
+    expect(await restarted.retainPort(4200)).toBe(0);
+  });
+
   test("a daemon key that is not 0600 is refused", () => {
     stateDir = mkdtempSync(join(tmpdir(), "floot-ui-auth-"));
     writeFileSync(join(stateDir, daemonKeyFileName), `${"a".repeat(64)}\n`, { mode: 0o644 });

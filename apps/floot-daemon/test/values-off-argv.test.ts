@@ -3,13 +3,19 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
+import type { FlootSession, SubmitSecretResponse, TurnRecord } from "@bridgeworks/protocol";
 import { silentLogger } from "@bridgeworks/runtime";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
-import { bundlePath } from "./daemon-harness.js";
+import {
+  bundlePath,
+  FlootWorld,
+  filesContaining,
+  providedSecret,
+  requestSecretStep,
+} from "./daemon-harness.js";
 
-// `--env NAME`, `--env-file FILE` and `floot send <session> -` keep values off every process's argv:
+// `floot secret submit`, `--env NAME`, `--env-file FILE` and `floot send <session> -` keep values off every process's argv:
 // while the built CLI runs, every /proc/*/cmdline is read again and again, and no value may show up.
 
 let root: string;
@@ -158,4 +164,53 @@ describe("values off argv", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("stdin held no prompt");
   });
+});
+
+describe("secret submit: the value off argv", () => {
+  let world: FlootWorld | undefined;
+
+  afterAll(async () => {
+    const problems = (await world?.dispose()) ?? [];
+    expect(problems).toEqual([]);
+  });
+
+  test("the value goes from stdin to the waiting turn, and no argv holds it (the same scan sees it in argv)", async () => {
+    const provided = providedSecret();
+    world = await FlootWorld.create("claude", {
+      steps: [
+        { match: provided, repeat: true, response: { events: [{ type: "text", text: "Got the token." }] } },
+        requestSecretStep("[secret]"),
+      ],
+    });
+    const w = world;
+    await w.startDaemon();
+    const submit = (request: string, stdin: string, needles: readonly string[]) =>
+      runWatched(
+        process.execPath,
+        [bundlePath, "secret", "submit", request, "--state", w.stateDir, "--json"],
+        needles,
+        { env: w.env.env, stdin },
+      );
+
+    // Self-check: the same command, with a value where argv would hold it, is seen by the scan.
+    const canary = `sr_canary${randomBytes(8).toString("hex")}`;
+    const seen = await submit(canary, "x\n", [canary]);
+    expect(seen.code).not.toBe(0);
+    expect(seen.seenIn.length).toBeGreaterThan(0);
+
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[secret] deploy it");
+    await w.waitForTurn(turn.id, (t) => t.phase === "awaiting_secret", "awaiting_secret");
+    const [pending] = await w.secretRequests();
+    const secret = `argv-secret-${randomBytes(12).toString("hex")}`;
+    const result = await submit(pending!.id, `${secret}\n`, [secret]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.scans).toBeGreaterThan(1);
+    expect(result.seenIn).toEqual([]);
+    expect((JSON.parse(result.stdout) as SubmitSecretResponse).deliveredTo).toBe("call");
+    expect((await w.waitForEnd(turn.id)).phase).toBe("completed");
+    expect(result.stdout).not.toContain(secret);
+    expect(filesContaining([w.stateDir], secret)).toEqual([]);
+  }, 180_000);
 });

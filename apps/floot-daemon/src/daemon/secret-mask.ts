@@ -1,6 +1,3 @@
-/** Values shorter than this are not masked: they would blank ordinary text (GitHub Actions skips them too). */
-export const minMaskedLength = 4;
-
 interface Form {
   text: string;
   marker: string;
@@ -13,13 +10,18 @@ export function maskMarker(name: string): string {
 
 /**
  * The submitted secret values and the forms a tool is likely to print them in (as is, base64, base64url,
- * URL-encoded), each replaced by its marker, longest first. Memory only: what it holds is the secrets.
+ * URL-encoded), each replaced by its marker, longest first, in one pass (a marker is never masked again).
+ * Every non-empty value is masked, however short, as CI log maskers do: a 2-character secret blanks
+ * every occurrence of those characters in what the turn shows, which is unreadable but leaks nothing.
+ * Memory only: what it holds is the secrets.
  */
 export class SecretMask {
   #forms: Form[] = [];
+  #pattern: RegExp | undefined;
+  #markerOf = new Map<string, string>();
 
   register(name: string, value: string): void {
-    if (value.length < minMaskedLength) return;
+    if (value.length === 0) return;
     const marker = maskMarker(name);
     const bytes = Buffer.from(value, "utf8");
     const texts = new Set([
@@ -30,8 +32,10 @@ export class SecretMask {
       encodeURIComponent(value),
     ]);
     const known = new Set(this.#forms.map((form) => form.text));
-    for (const text of texts) if (!known.has(text)) this.#forms.push({ text, marker });
+    for (const text of texts) if (text !== "" && !known.has(text)) this.#forms.push({ text, marker });
     this.#forms.sort((a, b) => b.text.length - a.text.length);
+    this.#markerOf = new Map(this.#forms.map((form) => [form.text, form.marker]));
+    this.#pattern = new RegExp(this.#forms.map((form) => escapeRegExp(form.text)).join("|"), "g");
   }
 
   get empty(): boolean {
@@ -39,11 +43,8 @@ export class SecretMask {
   }
 
   maskText(text: string): string {
-    let result = text;
-    for (const { text: form, marker } of this.#forms) {
-      if (result.includes(form)) result = result.split(form).join(marker);
-    }
-    return result;
+    if (this.#pattern === undefined) return text;
+    return text.replace(this.#pattern, (form) => this.#markerOf.get(form) ?? form);
   }
 
   /** Every string inside a JSON value, masked; the shape is kept. */
@@ -94,4 +95,8 @@ export class SecretMask {
     }
     return value;
   }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

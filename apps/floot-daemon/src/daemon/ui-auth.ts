@@ -99,6 +99,27 @@ export class UiAuth {
     return session !== undefined && session.expiresAt > this.#now() && session.origin === origin;
   }
 
+  /**
+   * Revokes every token bound to `port` (both its origins): another process holds that port, and a page
+   * it served in a signed-in tab can read the tab's `sessionStorage`. Returns how many were revoked.
+   */
+  revokePort(port: number): Promise<number> {
+    return this.#drop((session) => portOf(session.origin) === port);
+  }
+
+  /** Keeps only the tokens bound to `port`, the one this daemon serves: the others are revoked. */
+  retainPort(port: number): Promise<number> {
+    return this.#drop((session) => portOf(session.origin) !== port);
+  }
+
+  async #drop(revoked: (session: Session) => boolean): Promise<number> {
+    const kept = this.#sessions.filter((session) => !revoked(session));
+    const dropped = this.#sessions.length - kept.length;
+    this.#sessions = kept;
+    if (dropped > 0) await this.#save();
+    return dropped;
+  }
+
   /** The daemon's answer to a page's identity challenge (for any id: existence is not revealed). */
   prove(sessionId: string, origin: string, nonce: string): string {
     return createHmac("sha256", this.#identityKey(sessionId))
@@ -141,6 +162,14 @@ export class UiAuth {
 /** A public name for a session: not the token, and not its stored digest. */
 function sessionIdOf(token: string): string {
   return createHash("sha256").update(`floot-ui-session-id\n${token}`, "utf8").digest("base64url");
+}
+
+function portOf(origin: string): number | undefined {
+  try {
+    return Number(new URL(origin).port) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function digest(value: string): Buffer {

@@ -46,7 +46,8 @@ export interface ApiServer {
 /**
  * The daemon's HTTP server on 127.0.0.1: every request passes the Host/Origin guard; `/v1` needs the
  * API token (or the web UI's origin-bound token) and goes to the route table; `/ui/*` and everything
- * else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one.
+ * else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one. A taken `port`
+ * revokes the browser tokens bound to it; once bound, only the tokens of the bound port are kept.
  * With `socketPath`, the same `/v1` routes are also served on that unix socket (the CLI's way in; no
  * web UI there), where the socket's file mode is the credential.
  */
@@ -116,10 +117,19 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   try {
     await listen(server, port);
   } catch (error) {
-    if (!anyPortIfTaken || port === 0 || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    if (port === 0 || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    // Another process holds the port: a page it served in a signed-in tab could read that tab's token.
+    const revoked = await deps.uiAuth.revokePort(port);
+    deps.logger.warn("the port is taken by another process; browser sign-ins bound to it are revoked", {
+      port,
+      revoked,
+    });
+    if (!anyPortIfTaken) throw error;
     await listen(server, 0);
   }
   boundPort = (server.address() as AddressInfo).port;
+  // A token bound to any other port is of no use here, and whoever held that port meanwhile may have read it.
+  await deps.uiAuth.retainPort(boundPort);
   const socketServer = deps.socketPath === undefined ? undefined : createServer(handlerFor("socket"));
   if (socketServer !== undefined && deps.socketPath !== undefined) {
     try {
