@@ -37,6 +37,22 @@ export const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const bundlePath = join(appDir, "bundle", "floot.mjs");
 export const shimPath = join(appDir, "bundle", "shim.mjs");
 
+/**
+ * Tests that run the checkout's bundle as another uid need every directory above it to be searchable
+ * by others; a clone under a 0700 directory (e.g. `mktemp -d`) would fail them with a bare EACCES.
+ */
+export function requireReachableByOtherUsers(path: string = bundlePath): void {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(
+        `these tests run ${path} as another uid, but ${dir} is not searchable by other users ` +
+          `(mode ${(statSync(dir).mode & 0o777).toString(8)}): clone the repository where others can reach it`,
+      );
+    }
+    if (dir === dirname(dir)) return;
+  }
+}
+
 export const modelFor: Record<Backend, string> = { claude: "claude-sonnet-4-5", codex: "gpt-5.1-codex" };
 
 /** A request the double answers once the secret `name` reached the turn (the tool result names it). */

@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { FlootDaemonFile } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { bundlePath } from "./daemon-harness.js";
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { bundlePath, requireReachableByOtherUsers } from "./daemon-harness.js";
 
 // A hostile local user against the CLI side (issue 12, attacks 2 and 4). The victim's daemon and CLI
 // run as a uid of their own (never root, so the owner checks bite as for any user), the attacker as
@@ -39,6 +39,8 @@ function removeSharedDirs(): void {
       rmSync(join("/dev/shm", name), { recursive: true, force: true });
   }
 }
+
+beforeAll(() => requireReachableByOtherUsers());
 
 beforeEach(() => {
   removeSharedDirs();

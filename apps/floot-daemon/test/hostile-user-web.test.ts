@@ -6,9 +6,9 @@ import { promisify } from "node:util";
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
 import type { Page } from "playwright-core";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
-import { appDir, bundlePath, FlootWorld } from "./daemon-harness.js";
+import { appDir, bundlePath, FlootWorld, requireReachableByOtherUsers } from "./daemon-harness.js";
 
 // Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
 // uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. The README's threat
@@ -103,6 +103,8 @@ async function setUp(): Promise<FlootWorld> {
 }
 
 describe("a hostile local user against the web UI", () => {
+  beforeAll(() => requireReachableByOtherUsers());
+
   test("attack 1: a page of another user on another 127.0.0.1 port gets no credential from a signed-in browser", async () => {
     const w = await setUp();
     const daemonPort = w.daemon!.file.port;
