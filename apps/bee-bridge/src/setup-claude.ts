@@ -65,6 +65,10 @@ export function planClaudeSetup(input: SetupInput): PlannedFile[] {
       command: input.launcher.command,
       args: [...input.launcher.args, "bridge"],
       env: input.serverEnv,
+      // Claude Code 2.1.332 connects other servers in the background ("running fully async
+      // (nonblocking)"): under load its first request went out without bee's tools. An alwaysLoad
+      // server is connected before the first request (bounded by MCP_CONNECT_TIMEOUT_MS, 5 s).
+      alwaysLoad: true,
     };
   });
   plan(files.settings, (json) => {

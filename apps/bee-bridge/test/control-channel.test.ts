@@ -123,14 +123,17 @@ describe("the bridge's control channel", () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain("still retiring");
-      expect(tookMs).toBeLessThan(8000);
+      // The bridge answers 202 after 5 s; what must hold under any load is that the hook ends before
+      // the 10 s timeout `bee setup claude` gives it (Claude Code kills it then). Speed is the bench's.
+      expect(tookMs).toBeLessThan(10_000);
 
       const stoppedAt = performance.now();
       process.kill(running.process.pid, "SIGTERM");
       const exit = await running.process.exited;
       expect(exit.code).toBe(0);
       expect(existsSync(path)).toBe(false);
-      expect(performance.now() - stoppedAt).toBeLessThan(2000);
+      // Not blocked by the retire still waiting for the lock (that wait has no end of its own).
+      expect(performance.now() - stoppedAt).toBeLessThan(10_000);
     } finally {
       lock.prepare("COMMIT").run();
       lock.close();

@@ -53,6 +53,7 @@ describe("bee setup claude", () => {
     expect(config.mcpServers.bee).toMatchObject({
       type: "stdio",
       args: [expect.stringMatching(/bee\.mjs$/), "bridge"],
+      alwaysLoad: true,
     });
 
     expect(settings.model).toBe("opus");

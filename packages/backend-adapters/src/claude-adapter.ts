@@ -108,7 +108,15 @@ function mcpArgs(spec: McpSpec, args: string[]): string[] {
   const name = mcpServerName(spec);
   const { command, args: mountArgs, env } = spec.mount;
   const envByReference = env && Object.fromEntries(Object.keys(env).map((key) => [key, `\${${key}}`]));
-  const server = { type: "stdio", command, args: mountArgs, ...(envByReference && { env: envByReference }) };
+  // alwaysLoad: connected before the first request, not in the background (Claude Code 2.1.332's
+  // default for --mcp-config servers), so the turn's first request already has the mount's tools.
+  const server = {
+    type: "stdio",
+    command,
+    args: mountArgs,
+    ...(envByReference && { env: envByReference }),
+    alwaysLoad: true,
+  };
   args.push("--mcp-config", JSON.stringify({ mcpServers: { [name]: server } }), "--strict-mcp-config");
   if (spec.permissionPromptTool !== undefined) {
     if (!checkedToolNames(spec).includes(spec.permissionPromptTool)) {

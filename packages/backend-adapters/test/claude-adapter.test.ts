@@ -190,6 +190,7 @@ describe("Claude Code argv and environment", () => {
             args: ["shim.mjs", "/run/g3/floot.sock"],
             // biome-ignore lint/suspicious/noTemplateCurlyInString: Claude Code expands ${NAME} in MCP config env
             env: { FLOOT_TOKEN: "${FLOOT_TOKEN}" },
+            alwaysLoad: true,
           },
         },
       }),

@@ -83,7 +83,7 @@ export function mintTurnMount(options: MintTurnMountOptions): McpStdioMount {
 
 /** The `--mcp-config` document for Claude Code: every mount as a `stdio` server under its name. */
 export interface ClaudeMcpConfig {
-  mcpServers: Record<string, { type: "stdio" } & McpStdioMount>;
+  mcpServers: Record<string, { type: "stdio"; alwaysLoad: true } & McpStdioMount>;
 }
 
 export function claudeMcpConfig(mounts: Record<string, McpStdioMount>): ClaudeMcpConfig {
@@ -94,6 +94,8 @@ export function claudeMcpConfig(mounts: Record<string, McpStdioMount>): ClaudeMc
       command: mount.command,
       args: [...mount.args],
       env: { ...mount.env },
+      // Connected before the first request, not in the background (Claude Code 2.1.332's default).
+      alwaysLoad: true,
     };
   }
   return { mcpServers };

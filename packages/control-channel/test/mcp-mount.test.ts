@@ -85,7 +85,11 @@ describe("claudeMcpConfig and writeMcpConfigFile", () => {
   test("renders stdio servers and writes them 0600, atomically", async () => {
     const token = mintToken(randomBytes);
     const config = claudeMcpConfig({ floot: mintTurnMount({ socketPath, token }) });
-    expect(config.mcpServers.floot).toMatchObject({ type: "stdio", command: process.execPath });
+    expect(config.mcpServers.floot).toMatchObject({
+      type: "stdio",
+      command: process.execPath,
+      alwaysLoad: true,
+    });
 
     const dir = await tempDir();
     const path = join(dir, "turn-1.mcp.json");
