@@ -3,11 +3,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
 export const screenshotDir = join(appDir, "test-results", "web-ui");
+/** Screenshots the README links: committed, rewritten by each UI test run. */
+export const docsScreenshotDir = join(appDir, "docs", "screenshots");
 
 const chromiumArgs = [
   "--headless",
@@ -81,4 +83,30 @@ export async function signInLink(w: FlootWorld): Promise<string> {
     { env: w.env.env },
   );
   return (JSON.parse(stdout) as { url: string }).url;
+}
+
+/** Saves a screenshot of `target` (a page or one element) to docs/screenshots/<name>.png, for the README. */
+export async function saveScreenshot(target: Page | Locator, name: string): Promise<string> {
+  mkdirSync(docsScreenshotDir, { recursive: true });
+  const path = join(docsScreenshotDir, `${name}.png`);
+  await target.screenshot({ path });
+  return path;
+}
+
+/** Signs `page` in with a fresh `floot open` link; resolves on the sessions page. */
+export async function signInPage(page: Page, w: FlootWorld): Promise<void> {
+  await page.goto(await signInLink(w));
+  await page.getByRole("heading", { name: "Sessions" }).waitFor();
+}
+
+/** Opens a session's page and waits for its heading. */
+export async function openSessionPage(page: Page, w: FlootWorld, sessionId: string): Promise<void> {
+  await page.goto(`http://127.0.0.1:${w.daemon!.file.port}/#/s/${sessionId}`);
+  await page.locator(".session-head h1 code").waitFor();
+}
+
+/** Types a prompt into the session page's box and sends (or queues) it. */
+export async function sendFromPage(page: Page, prompt: string): Promise<void> {
+  await page.getByLabel("Prompt").fill(prompt);
+  await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
 }

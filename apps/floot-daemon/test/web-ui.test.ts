@@ -6,7 +6,15 @@ import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { afterEach, describe, expect, test } from "vitest";
-import { openBrowser, screenshot, signInLink, type TestBrowser } from "./browser.js";
+import {
+  openBrowser,
+  openSessionPage,
+  screenshot,
+  sendFromPage,
+  signInLink,
+  signInPage,
+  type TestBrowser,
+} from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
 // Acceptance of the web UI: Debian's Chromium through playwright-core, the built daemon, real `claude`
@@ -37,20 +45,12 @@ function baseOf(w: FlootWorld): string {
 
 async function signIn(w: FlootWorld): Promise<Page> {
   browser = await openBrowser();
-  const { page } = browser;
-  await page.goto(await signInLink(w));
-  await page.getByRole("heading", { name: "Sessions" }).waitFor();
-  return page;
+  await signInPage(browser.page, w);
+  return browser.page;
 }
 
 async function openSession(page: Page, w: FlootWorld, session: FlootSession): Promise<void> {
-  await page.goto(`${baseOf(w)}/#/s/${session.id}`);
-  await page.locator(".session-head h1 code").waitFor();
-}
-
-async function sendFromPage(page: Page, prompt: string): Promise<void> {
-  await page.getByLabel("Prompt").fill(prompt);
-  await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
+  await openSessionPage(page, w, session.id);
 }
 
 /** What the page shows of a turn: the event index of every rendered element, and its texts. */
