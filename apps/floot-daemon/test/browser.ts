@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { afterEach, expect } from "vitest";
 import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
@@ -109,4 +110,23 @@ export async function openSessionPage(page: Page, w: FlootWorld, sessionId: stri
 export async function sendFromPage(page: Page, prompt: string): Promise<void> {
   await page.getByLabel("Prompt").fill(prompt);
   await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
+}
+
+/** A test's browser and world, ended after each test (the browser first); the journal must check clean. */
+export interface BrowserTestScope {
+  world?: FlootWorld;
+  browser?: TestBrowser;
+}
+
+/** Registers the `afterEach` that ends the scope's browser and world; call it at a test file's top. */
+export function browserTestScope(): BrowserTestScope {
+  const scope: BrowserTestScope = {};
+  afterEach(async () => {
+    await scope.browser?.close();
+    scope.browser = undefined;
+    const problems = (await scope.world?.dispose()) ?? [];
+    scope.world = undefined;
+    expect(problems).toEqual([]);
+  });
+  return scope;
 }

@@ -3,14 +3,14 @@ import { join } from "node:path";
 import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
 import type { FlootSessionRules, PermissionRequest, TurnRecord } from "@bridgeworks/protocol";
 import type { Locator, Page } from "playwright-core";
-import { afterEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import {
+  browserTestScope,
   openBrowser,
   openSessionPage,
   saveScreenshot,
   sendFromPage,
   signInPage,
-  type TestBrowser,
 } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 
@@ -19,16 +19,7 @@ import { FlootWorld } from "./daemon-harness.js";
 // once, allow for this session (the rule listed and removable) and deny (the model reads the message)
 // are clicked; a pending card survives a reload and a SIGKILL of the daemon.
 
-let world: FlootWorld | undefined;
-let browser: TestBrowser | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  const problems = (await world?.dispose()) ?? [];
-  world = undefined;
-  expect(problems).toEqual([]);
-});
+const scope = browserTestScope();
 
 const bodyText = (request: RecordedRequest) => JSON.stringify(request.body);
 
@@ -77,7 +68,7 @@ async function turnOf(w: FlootWorld, requestId: string): Promise<TurnRecord> {
 }
 
 test("a Bash call outside the rules is a card: allow once, allow for the session, deny; a pending card survives a reload and a restart", async () => {
-  world = await FlootWorld.create(
+  const w = await FlootWorld.create(
     "claude",
     script([
       ["[once]", "toolu_once", "touch once.txt", "ONCE DONE"],
@@ -88,7 +79,7 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
       ["[durable]", "toolu_durable", "touch durable.txt", "DURABLE DONE"],
     ]),
   );
-  const w = world;
+  scope.world = w;
   await w.startDaemon();
   // Nothing allowed by the session itself; requests expire after 10 minutes (shown on the card).
   const session = await w.createSession({
@@ -97,8 +88,8 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
     permissionTimeoutMs: 600_000,
   });
   const file = (name: string) => join(session.workspace, name);
-  browser = await openBrowser({ height: 1000 });
-  const { page } = browser;
+  scope.browser = await openBrowser({ height: 1000 });
+  const { page } = scope.browser;
   await signInPage(page, w);
 
   // The sessions list marks the session as waiting on a human, pushed by the change stream.

@@ -1,29 +1,20 @@
-import { afterEach, expect, test } from "vitest";
-import { openBrowser, screenshot, signInPage, type TestBrowser } from "./browser.js";
+import { expect, test } from "vitest";
+import { browserTestScope, openBrowser, screenshot, signInPage } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 
 // First contact in the web UI: before any turn fails, the new-session form says which backend CLI is
 // missing (disabled, with how to install it) and which looks signed out, as GET /v1/backends finds them
 // (the real claude linked by the isolated environment; codex pointed at a path that does not exist).
 
-let world: FlootWorld | undefined;
-let browser: TestBrowser | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  const problems = (await world?.dispose()) ?? [];
-  world = undefined;
-  expect(problems).toEqual([]);
-});
+const scope = browserTestScope();
 
 test("the new-session form disables a missing backend with its install hint and says when one looks signed out", async () => {
-  world = await FlootWorld.create("claude", { steps: [] });
-  const w = world;
+  const w = await FlootWorld.create("claude", { steps: [] });
+  scope.world = w;
   // No key variable for the daemon, and no credentials file in the isolated HOME: claude looks signed out.
   await w.startDaemon({ FLOOT_CODEX_COMMAND: "/nonexistent/codex", ANTHROPIC_API_KEY: "" });
-  browser = await openBrowser();
-  const { page } = browser;
+  scope.browser = await openBrowser();
+  const { page } = scope.browser;
   await signInPage(page, w);
 
   const codex = page.locator('#new-backend option[value="codex"]');
