@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { afterEach, expect } from "vitest";
 import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
 export const screenshotDir = join(appDir, "test-results", "web-ui");
-/** Screenshots the README shows: written by the UI test run, committed. */
+/** Screenshots the README links: committed, rewritten by each UI test run. */
 export const docsScreenshotDir = join(appDir, "docs", "screenshots");
 
 const chromiumArgs = [
@@ -94,8 +95,7 @@ export function pageOrigin(w: FlootWorld): string {
 export async function openSignedIn(w: FlootWorld): Promise<TestBrowser> {
   const browser = await openBrowser();
   try {
-    await browser.page.goto(await signInLink(w));
-    await browser.page.getByRole("heading", { name: "Sessions" }).waitFor();
+    await signInPage(browser.page, w);
   } catch (error) {
     await browser.close();
     throw error;
@@ -116,4 +116,35 @@ export async function signInLink(w: FlootWorld): Promise<string> {
     { env: w.env.env },
   );
   return (JSON.parse(stdout) as { url: string }).url;
+}
+
+/** Signs `page` in with a fresh `floot open` link; resolves on the sessions page. */
+export async function signInPage(page: Page, w: FlootWorld): Promise<void> {
+  await page.goto(await signInLink(w));
+  await page.getByRole("heading", { name: "Sessions" }).waitFor();
+}
+
+/** Types a prompt into the session page's box and sends (or queues) it. */
+export async function sendFromPage(page: Page, prompt: string): Promise<void> {
+  await page.getByLabel("Prompt").fill(prompt);
+  await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
+}
+
+/** A test's browser and world, ended after each test (the browser first); the journal must check clean. */
+export interface BrowserTestScope {
+  world?: FlootWorld;
+  browser?: TestBrowser;
+}
+
+/** Registers the `afterEach` that ends the scope's browser and world; call it at a test file's top. */
+export function browserTestScope(): BrowserTestScope {
+  const scope: BrowserTestScope = {};
+  afterEach(async () => {
+    await scope.browser?.close();
+    scope.browser = undefined;
+    const problems = (await scope.world?.dispose()) ?? [];
+    scope.world = undefined;
+    expect(problems).toEqual([]);
+  });
+  return scope;
 }

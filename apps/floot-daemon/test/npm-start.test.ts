@@ -91,3 +91,51 @@ test("npm start's daemon: floot send on a session whose CLI is missing fails tha
   expect((await bootstrap.exited).code).toBe(0);
   await waitUntil(() => !existsSync(`/proc/${file.pid}`), 10_000, "the daemon gone");
 }, 300_000);
+
+test("npm start on a terminal prints exactly one sign-in link there, and none to its log", async () => {
+  root = mkdtempSync(join(tmpdir(), "floot-npm-start-tty-"));
+  const stateDir = join(root, "state");
+  const log = join(root, "daemon.log");
+  const terminal = join(root, "terminal.txt");
+  const env: NodeJS.ProcessEnv = { ...process.env, FLOOT_RUNTIME_DIR: join(root, "run") };
+  delete env.FLOOT_STATE_DIR;
+  // util-linux `script` gives npm start a controlling terminal (a pty) and records what reached it;
+  // stderr, where the daemon logs, goes to a file as a service manager would send it.
+  const quoted = (value: string) => `'${value.replaceAll("'", "'\\''")}'`;
+  const command = [
+    "exec",
+    quoted(process.execPath),
+    quoted(join(repoRoot, "scripts/bootstrap.mjs")),
+    "start --state",
+    quoted(stateDir),
+    "--port 0 2>",
+    quoted(log),
+  ].join(" ");
+  const recorder = tracker.spawn("script", ["-q", "-f", "-e", "-c", command, terminal], {
+    cwd: repoRoot,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const daemonFile = join(stateDir, "daemon.json");
+  await waitUntil(
+    () => {
+      if (recorder.child.exitCode !== null)
+        throw new Error(`npm start exited:\n${readFileSync(log, "utf8")}`);
+      return existsSync(daemonFile) && /#login=/.test(readFileSync(terminal, "utf8"));
+    },
+    240_000,
+    "npm start's daemon ready and its link on the terminal",
+  );
+  const file = FlootDaemonFile.parse(JSON.parse(readFileSync(daemonFile, "utf8")));
+  const links = readFileSync(terminal, "utf8").match(/http:\/\/127\.0\.0\.1:\d+\/#login=[A-Za-z0-9_-]{43}/g);
+  expect(links).toHaveLength(1);
+  expect(links![0]).toContain(`http://127.0.0.1:${file.port}/#login=`);
+  const logged = readFileSync(log, "utf8");
+  expect(logged).toContain("floot daemon listening");
+  expect(logged).not.toContain("#login=");
+  expect(logged).not.toContain(links![0]!.split("#login=")[1]);
+  // Stopping the daemon ends npm start, and with it the recorder.
+  process.kill(file.pid, "SIGTERM");
+  expect((await recorder.exited).code).toBe(0);
+  expect(readFileSync(terminal, "utf8").match(/#login=/g)).toHaveLength(1);
+}, 300_000);

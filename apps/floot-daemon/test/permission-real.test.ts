@@ -3,7 +3,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
-import type { DecidePermissionResponse, PermissionRequest } from "@bridgeworks/protocol";
+import type {
+  DecidePermissionResponse,
+  FlootOverview,
+  FlootSession,
+  PermissionRequest,
+} from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import { bundlePath, FlootWorld } from "./daemon-harness.js";
@@ -192,4 +197,51 @@ describe("permission requests: claude", () => {
     expect(await admitted(retry.id)).toBe(1);
     expect(JSON.parse(await floot(w, "approval", "list"))).toEqual({ requests: [] });
   });
+
+  test("a request nobody decides within the session's --permission-timeout is denied; the model reads why", async () => {
+    world = await FlootWorld.create("claude", {
+      steps: [
+        bashCall("[timeout]", "toolu_timeout", "touch late.txt"),
+        {
+          match: { toolResultFor: "toolu_timeout" },
+          response: { events: [{ type: "text", text: "GAVE UP" }] },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon();
+    // Long enough to see the request pending on a loaded machine; the test waits it out.
+    const created = await floot(
+      w,
+      ...["session", "create", "--backend", "claude", "--permission-mode", "default"],
+      ...["--permission-timeout", "20s"],
+    );
+    const session = JSON.parse(created) as FlootSession;
+    expect(session.permissionTimeoutMs).toBe(20_000);
+    const turn = await w.send(session.id, "[timeout] run it");
+    const request = await pendingRequest(w, "toolu_timeout");
+    // While the call waits, the API says when it expires; the sessions list's overview has the request.
+    const wait = Date.parse(request.expiresAt ?? "") - Date.parse(request.createdAt);
+    expect(wait).toBeGreaterThanOrEqual(20_000);
+    expect(wait).toBeLessThan(20_000 + 10_000);
+    const overview = await w.client.request<FlootOverview>("GET", "/v1/overview");
+    expect(overview.permissionRequests.map((each) => each.id)).toEqual([request.id]);
+
+    expect((await w.waitForEnd(turn.id, 120_000)).phase).toBe("completed");
+    const expired = await w.client.request<PermissionRequest>("GET", `/v1/permission-requests/${request.id}`);
+    expect(expired).toMatchObject({ status: "expired" });
+    expect(expired.expiresAt).toBeUndefined();
+    const followUp = w.double.requests.find(
+      (each) => bodyText(each).includes("toolu_timeout") && bodyText(each).includes("no decision within"),
+    );
+    expect(followUp && bodyText(followUp)).toContain(
+      "floot: no decision within 20000 ms; the call was not run",
+    );
+    expect(existsSync(join(session.workspace, "late.txt"))).toBe(false);
+    expect((await w.events(turn.id)).map((e) => e.event)).toContainEqual({
+      type: "permission.resolved",
+      requestId: request.id,
+      status: "expired",
+    });
+  }, 180_000);
 });

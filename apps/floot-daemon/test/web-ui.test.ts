@@ -12,6 +12,7 @@ import {
   openSignedIn,
   pageOrigin,
   screenshot,
+  sendFromPage,
   signInLink,
   type TestBrowser,
 } from "./browser.js";
@@ -48,11 +49,6 @@ async function signIn(w: FlootWorld): Promise<Page> {
 
 async function openSession(page: Page, w: FlootWorld, session: FlootSession): Promise<void> {
   await openSessionPage(page, w, session.id);
-}
-
-async function sendFromPage(page: Page, prompt: string): Promise<void> {
-  await page.getByLabel("Prompt").fill(prompt);
-  await page.getByRole("button", { name: /^(Send|Queue)$/ }).click();
 }
 
 /** What the page shows of a turn: the event index of every rendered element, and its texts. */

@@ -23,4 +23,4 @@ export { completionScript, type Shell, shells } from "./completion.js";
 export { renderHelp, synopsis } from "./help.js";
 export { exitCodes, type ProgramOutput, rootOf, runProgram } from "./run.js";
 export { UsageError } from "./usage-error.js";
-export { integer, keyValue } from "./values.js";
+export { duration, integer, keyValue } from "./values.js";

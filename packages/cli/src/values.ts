@@ -19,3 +19,20 @@ export function keyValue(raw: string, option: string): [string, string] {
   if (at < 1) throw new UsageError(option, `takes KEY=VALUE, got ${JSON.stringify(raw)}`);
   return [raw.slice(0, at), raw.slice(at + 1)];
 }
+
+const durationUnits: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+
+/** A duration with its unit, `500ms`, `30s`, `5m` or `2h`, as whole milliseconds from 1 to `maxMs`. */
+export function duration(maxMs: number): (raw: string, option: string) => number {
+  return (raw, option) => {
+    const match = /^([0-9]{1,10})(ms|s|m|h)$/.exec(raw);
+    const ms = match ? Number(match[1]) * durationUnits[match[2]!]! : Number.NaN;
+    if (!(ms >= 1 && ms <= maxMs)) {
+      throw new UsageError(
+        option,
+        `must be a duration from 1ms to ${maxMs} ms with its unit (500ms, 30s, 5m, 2h), got ${JSON.stringify(raw)}`,
+      );
+    }
+    return ms;
+  };
+}

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ControlToken } from "./control.js";
+import { PermissionRequest } from "./permission.js";
 import { SecretRequest } from "./secret.js";
 import { Backend, JournalId, SessionRecord, TurnEventEnvelope, TurnInput, TurnRecord } from "./turn.js";
 
@@ -192,23 +193,27 @@ export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
 
 /**
  * `GET /v1/overview?limit=&cursor=&status=&q=`: one page of the web UI's sessions list (newest first,
- * keyset), with the open secret requests of those sessions; `nextCursor` asks for the next page.
+ * keyset), with the open secret and permission requests of those sessions (what waits on a human);
+ * `nextCursor` asks for the next page.
  */
 export const FlootOverview = z.strictObject({
   status: FlootDaemonStatus,
   sessions: z.array(FlootSessionSummary),
   secretRequests: z.array(SecretRequest),
+  permissionRequests: z.array(PermissionRequest),
   nextCursor: z.string().optional(),
 });
 export type FlootOverview = z.infer<typeof FlootOverview>;
 
 /**
  * `GET /v1/changes` (Server-Sent Events, `event: session`): a session as a list shows it, sent after
- * each commit that changed it (created, stopped, a turn submitted or changing phase, a secret request).
+ * each commit that changed it (created, stopped, a turn submitted or changing phase, a secret or
+ * permission request asked or answered), with its open requests.
  */
 export const FlootSessionChange = z.strictObject({
   summary: FlootSessionSummary,
   secretRequests: z.array(SecretRequest),
+  permissionRequests: z.array(PermissionRequest),
 });
 export type FlootSessionChange = z.infer<typeof FlootSessionChange>;
 

@@ -78,6 +78,11 @@ export const PermissionRequest = z.strictObject({
   decidedAt: IsoTimestamp.optional(),
   /** When the decision reached a call (the one that asked, or its retry's identical call). */
   appliedAt: IsoTimestamp.optional(),
+  /**
+   * While a call waits on a request of a session with a permission timeout: when the daemon denies it
+   * (`expired`) unless someone decided. Not journaled: a restart orphans the request, which then waits.
+   */
+  expiresAt: IsoTimestamp.optional(),
 });
 export type PermissionRequest = z.infer<typeof PermissionRequest>;
 

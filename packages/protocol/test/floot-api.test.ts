@@ -128,7 +128,7 @@ describe("web UI shapes", () => {
     expect(failedPaths(FlootLoginCode, { ...code, token: "x" })).toEqual([""]);
   });
 
-  test("the overview lists sessions with their current turn and the open secret requests", () => {
+  test("the overview lists sessions with their current turn and the open secret and permission requests", () => {
     const session = {
       id: "0190c0de-0000-7000-8000-000000000001",
       backend: "claude",
@@ -145,8 +145,12 @@ describe("web UI shapes", () => {
       stateDir: "/tmp/state",
       startedAt: "2026-11-30T12:00:00.000Z",
     };
-    const overview = { status, sessions: [{ session }], secretRequests: [] };
+    const overview = { status, sessions: [{ session }], secretRequests: [], permissionRequests: [] };
     expect(FlootOverview.parse(overview)).toEqual(overview);
+    // What waits on a human is part of the page: a list without its permission requests is refused.
+    expect(failedPaths(FlootOverview, { status, sessions: [{ session }], secretRequests: [] })).toEqual([
+      "permissionRequests",
+    ]);
     expect(failedPaths(FlootOverview, { ...overview, sessions: [{ session, currentTurn: {} }] })[0]).toMatch(
       /^sessions\.0\.currentTurn\./,
     );

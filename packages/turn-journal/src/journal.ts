@@ -244,7 +244,8 @@ export class TurnJournal {
 
   /**
    * Wakes `listener` with a session's id after each commit that changed what a session list shows of
-   * it: created, stopped, a turn submitted, a turn's phase, a secret request of it resolved.
+   * it: created, stopped, a turn submitted, a turn's phase, a secret request of it resolved, a
+   * permission request of it asked, decided or expired.
    */
   subscribeSessionChanges(listener: (sessionId: string) => void): () => void {
     const entry = (sessionId: string) => listener(sessionId);
@@ -698,6 +699,7 @@ export class TurnJournal {
           },
         ],
       });
+      this.#changedSessions.add(turn.session_id);
       return id;
     });
     this.#subscribers.notify([turnId]);
@@ -727,6 +729,7 @@ export class TurnJournal {
       this.#permissions.decide.run(status, JSON.stringify(valid), now, now, requestId);
       const rule = valid.behavior === "allow" && valid.scope === "session" ? valid.rule : undefined;
       if (rule !== undefined) this.#permissions.addRule.run(request.session_id, rule, now);
+      this.#changedSessions.add(request.session_id);
       const turn = this.#requireTurnRow(request.turn_id);
       if (!acceptsEvents(turn.phase)) return [];
       this.#changeTurn(turn, {
@@ -787,6 +790,7 @@ export class TurnJournal {
       const request = this.#requirePermissionRow(requestId);
       if (request.status !== "pending") return [];
       this.#permissions.setStatus.run("expired", this.#clock.now(), requestId);
+      this.#changedSessions.add(request.session_id);
       const turn = this.#requireTurnRow(request.turn_id);
       if (!acceptsEvents(turn.phase)) return [];
       this.#changeTurn(turn, { events: [{ type: "permission.resolved", requestId, status: "expired" }] });
@@ -801,9 +805,11 @@ export class TurnJournal {
     return row && toPermissionRequest(row);
   }
 
-  /** Requests a human can still decide (pending or orphaned), oldest first. */
-  listOpenPermissionRequests(): PermissionRequest[] {
-    return this.#permissions.open.all().map(toPermissionRequest);
+  /** Requests a human can still decide (pending or orphaned), oldest first; of one session if named. */
+  listOpenPermissionRequests(sessionId?: string): PermissionRequest[] {
+    const rows =
+      sessionId === undefined ? this.#permissions.open.all() : this.#permissions.openOfSession.all(sessionId);
+    return rows.map(toPermissionRequest);
   }
 
   /** The rules "allow for this session" added, in the order they were added. */

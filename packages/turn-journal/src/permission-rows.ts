@@ -48,6 +48,7 @@ export interface PermissionStatements {
   byId: Query<[string], Row>;
   byToolCall: Query<[string, string], Row>;
   open: Query<[], Row>;
+  openOfSession: Query<[string], Row>;
   pendingOfTurn: Query<[string], Row>;
   unapplied: Query<[string, string, string], Row>;
   setStatus: Query<[PermissionRequestStatus, number, string]>;
@@ -72,6 +73,10 @@ export function preparePermissionStatements(db: Database): PermissionStatements 
     byToolCall: rows("SELECT * FROM permission_requests WHERE turn_id = ? AND tool_call_key = ?"),
     open: rows(
       "SELECT * FROM permission_requests WHERE status IN ('pending', 'orphaned') ORDER BY created_at, id",
+    ),
+    openOfSession: rows(
+      `SELECT * FROM permission_requests
+       WHERE session_id = ? AND status IN ('pending', 'orphaned') ORDER BY created_at, id`,
     ),
     pendingOfTurn: rows("SELECT * FROM permission_requests WHERE turn_id = ? AND status = 'pending'"),
     unapplied: rows(

@@ -77,4 +77,22 @@ describe("permission requests", () => {
     expect(journal.listOpenPermissionRequests()).toEqual([]);
     expect(journal.checkConsistency()).toEqual([]);
   });
+
+  test("a session's list hears each request asked, decided or expired; the open list is per session too", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    const other = runningTurn(journal);
+    const heard: string[] = [];
+    journal.subscribeSessionChanges((id) => heard.push(id));
+    const asked = journal.requestPermission(turn.id, draft);
+    const waiting = journal.requestPermission(other.id, draft);
+    expect(heard).toEqual([turn.sessionId, other.sessionId]);
+    expect(journal.listOpenPermissionRequests(turn.sessionId).map((r) => r.id)).toEqual([asked.id]);
+    expect(journal.listOpenPermissionRequests(other.sessionId).map((r) => r.id)).toEqual([waiting.id]);
+    journal.decidePermissionRequest(asked.id, { behavior: "deny" });
+    journal.expirePermissionRequest(waiting.id);
+    expect(heard).toEqual([turn.sessionId, other.sessionId, turn.sessionId, other.sessionId]);
+    expect(journal.listOpenPermissionRequests(turn.sessionId)).toEqual([]);
+    expect(journal.getPermissionRequest(waiting.id)?.status).toBe("expired");
+  });
 });

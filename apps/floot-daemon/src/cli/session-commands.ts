@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from "node:path";
-import { defineCommand, defineGroup } from "@bridgeworks/cli";
+import { defineCommand, defineGroup, duration } from "@bridgeworks/cli";
 import {
   Backend,
   type FlootSession,
@@ -55,12 +55,23 @@ const createCommand = command({
       choices: FlootSessionOptions.shape.permissionMode.unwrap().options,
       summary: "Claude Code only: its --permission-mode",
     },
+    "permission-timeout": {
+      type: "string",
+      placeholder: "DURATION",
+      parse: duration(FlootSessionOptions.shape.permissionTimeoutMs.unwrap().maxValue ?? 2_147_483_647),
+      summary:
+        "Claude Code only: deny a permission request nobody decided within DURATION (30s, 5m, 1h; default: wait)",
+    },
     ...daemonOptions,
   },
   examples: [
     {
       command: "floot session create --backend claude --allowed-tool Bash --permission-mode dontAsk",
       summary: "a Claude Code session that may run shell commands",
+    },
+    {
+      command: "floot session create --backend claude --permission-timeout 10m",
+      summary: "a Claude Code session whose permission requests are denied after 10 minutes",
     },
     {
       command: "floot session create --backend codex --env GITHUB_TOKEN",
@@ -82,6 +93,9 @@ const createCommand = command({
       ...(options["codex-config"].length > 0 && { codexConfig: options["codex-config"] }),
       ...(options["allowed-tool"].length > 0 && { allowedTools: options["allowed-tool"] }),
       ...(options["permission-mode"] !== undefined && { permissionMode: options["permission-mode"] }),
+      ...(options["permission-timeout"] !== undefined && {
+        permissionTimeoutMs: options["permission-timeout"],
+      }),
     });
     show(context, options.json, session, () => session.id);
   },

@@ -27,6 +27,7 @@ export interface PermissionBrokerOptions {
   startRetry(turn: TurnRecord): void;
   setTimeout?: (callback: () => void, ms: number) => { unref?(): unknown };
   clearTimeout?: (timer: unknown) => void;
+  now?: () => number;
 }
 
 interface Waiter {
@@ -45,6 +46,8 @@ const deniedByDefault = "The human denied this tool call.";
 export class PermissionBroker {
   readonly #options: PermissionBrokerOptions;
   readonly #waiters = new Map<string, Waiter>();
+  /** When each waiting call's request expires (ms since the epoch), for sessions with a timeout. */
+  readonly #deadlines = new Map<string, number>();
 
   constructor(options: PermissionBrokerOptions) {
     this.#options = options;
@@ -106,6 +109,14 @@ export class PermissionBroker {
     return { request: journal.getPermissionRequest(requestId)!, deliveredTo: "call" };
   }
 
+  /** `request` as the API shows it: with `expiresAt` while a call waits on it under a timeout. */
+  present(request: PermissionRequest): PermissionRequest {
+    const deadline = this.#deadlines.get(request.id);
+    return deadline === undefined || request.status !== "pending"
+      ? request
+      : { ...request, expiresAt: new Date(deadline).toISOString() };
+  }
+
   /** The turn ended: its waiting calls are answered with a denial (the journal closed their requests). */
   releaseTurn(turnId: string): void {
     for (const waiter of [...this.#waiters.values()]) {
@@ -137,6 +148,7 @@ export class PermissionBroker {
         if (timer !== undefined) clearTimer(timer);
         signal.removeEventListener("abort", onAbort);
         this.#waiters.delete(request.id);
+        this.#deadlines.delete(request.id);
         resolve(answer);
       };
       const onAbort = () => settle({ behavior: "deny", message: "floot: the permission prompt was aborted" });
@@ -157,6 +169,7 @@ export class PermissionBroker {
         }, timeoutMs);
         handle.unref?.();
         timer = handle;
+        this.#deadlines.set(request.id, (this.#options.now ?? Date.now)() + timeoutMs);
       }
     });
   }

@@ -2,7 +2,6 @@ import type {
   FlootOverview,
   FlootSessionChange,
   FlootSessionSummary,
-  SecretRequest,
   SessionStatus,
 } from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
@@ -28,7 +27,8 @@ export class SessionList {
   readonly #search: HTMLInputElement;
   readonly #status: HTMLSelectElement;
   readonly #shown = new Map<string, HTMLElement>();
-  readonly #waiting = new Map<string, number>();
+  /** Per session: its open requests, secret and permission (what waits on a human). */
+  readonly #waiting = new Map<string, Waiting>();
   #cursor: string | undefined;
   #searchTimer: ReturnType<typeof setTimeout> | undefined;
   #generation = 0;
@@ -118,10 +118,11 @@ export class SessionList {
     if (generation !== this.#generation || this.#abort.signal.aborted) return;
     this.#connection.noteGeneration(overview.status.generation);
     await this.#connection.online();
-    this.#countWaiting(overview.secretRequests);
+    this.#countWaiting(overview.secretRequests, "secrets");
+    this.#countWaiting(overview.permissionRequests, "permissions");
     for (const summary of overview.sessions) {
       if (this.#shown.has(summary.session.id)) continue;
-      const row = sessionRow(summary, this.#waiting.get(summary.session.id) ?? 0);
+      const row = sessionRow(summary, this.#waiting.get(summary.session.id) ?? noneWaiting);
       this.#shown.set(summary.session.id, row);
       this.#rows.append(row);
     }
@@ -132,10 +133,11 @@ export class SessionList {
   }
 
   /** A changed session: updated in place, removed when it left the filter, added on top when new. */
-  #apply({ summary, secretRequests }: FlootSessionChange): void {
+  #apply({ summary, secretRequests, permissionRequests }: FlootSessionChange): void {
     const id = summary.session.id;
-    this.#waiting.set(id, secretRequests.length);
-    const row = sessionRow(summary, secretRequests.length);
+    const waiting = { secrets: secretRequests.length, permissions: permissionRequests.length };
+    this.#waiting.set(id, waiting);
+    const row = sessionRow(summary, waiting);
     const shown = this.#shown.get(id);
     if (!this.#matches(summary)) {
       shown?.remove();
@@ -164,9 +166,12 @@ export class SessionList {
     return first === null || first === undefined || session.createdAt >= first;
   }
 
-  #countWaiting(requests: readonly SecretRequest[]): void {
-    for (const request of requests)
-      this.#waiting.set(request.sessionId, (this.#waiting.get(request.sessionId) ?? 0) + 1);
+  #countWaiting(requests: readonly { sessionId: string }[], kind: keyof Waiting): void {
+    for (const { sessionId } of requests) {
+      const waiting = this.#waiting.get(sessionId) ?? { ...noneWaiting };
+      waiting[kind] += 1;
+      this.#waiting.set(sessionId, waiting);
+    }
   }
 
   #renderEmpty(): void {
@@ -184,7 +189,34 @@ export class SessionList {
   }
 }
 
-function sessionRow({ session, currentTurn }: FlootSessionSummary, waiting: number): HTMLElement {
+interface Waiting {
+  secrets: number;
+  permissions: number;
+}
+
+const noneWaiting: Waiting = { secrets: 0, permissions: 0 };
+
+/** The badge of a session waiting on a human, or nothing. */
+function waitingBadge({ secrets, permissions }: Waiting): HTMLElement | null {
+  if (secrets + permissions === 0) return null;
+  const text =
+    permissions === 0
+      ? secrets === 1
+        ? "needs a secret"
+        : `${secrets} secrets`
+      : secrets === 0
+        ? permissions === 1
+          ? "needs approval"
+          : `${permissions} approvals`
+        : `${secrets + permissions} requests`;
+  return h(
+    "span",
+    { class: "chip phase-awaiting_secret waiting-badge", "data-waiting": secrets + permissions },
+    text,
+  );
+}
+
+function sessionRow({ session, currentTurn }: FlootSessionSummary, waiting: Waiting): HTMLElement {
   const turn = currentTurn;
   return h(
     "li",
@@ -199,13 +231,7 @@ function sessionRow({ session, currentTurn }: FlootSessionSummary, waiting: numb
         h("code", { class: "session-id", title: session.id }, shortId(session.id)),
         session.title ? h("span", { class: "session-title" }, session.title) : null,
         h("span", { class: "session-workspace", title: session.workspace }, session.workspace),
-        waiting > 0
-          ? h(
-              "span",
-              { class: "chip phase-awaiting_secret" },
-              waiting === 1 ? "needs a secret" : `${waiting} secrets`,
-            )
-          : null,
+        waitingBadge(waiting),
       ),
       h(
         "div",

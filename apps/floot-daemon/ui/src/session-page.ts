@@ -1,15 +1,10 @@
-import type {
-  FlootEventPage,
-  FlootSecretRequestList,
-  FlootSession,
-  FlootTurnList,
-  SecretRequest,
-  TurnRecord,
-} from "@bridgeworks/protocol";
+import type { FlootEventPage, FlootSession, FlootTurnList, TurnRecord } from "@bridgeworks/protocol";
 import { ApiError, api, followTurn, GapError } from "./api.js";
 import { backoffMs, type Connection, sleep } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
 import { isActive, relativeTime, shortId } from "./format.js";
+import { OpenRequests } from "./open-requests.js";
+import { SessionRules } from "./session-rules.js";
 import { TurnView } from "./turn-view.js";
 
 const shownTurnsStep = 20;
@@ -26,7 +21,8 @@ export class SessionPage {
   readonly #abort = new AbortController();
   readonly #views = new Map<string, TurnView>();
   #turns: TurnRecord[] = [];
-  #openSecrets = new Map<string, SecretRequest>();
+  readonly #requests: OpenRequests;
+  readonly #rules: SessionRules;
   #shownTurns = shownTurnsStep;
   #wake: (() => void) | undefined;
   #followAbort: AbortController | undefined;
@@ -42,6 +38,8 @@ export class SessionPage {
     this.#root = root;
     this.#sessionId = sessionId;
     this.#connection = connection;
+    this.#requests = new OpenRequests(sessionId, () => this.#views.values());
+    this.#rules = new SessionRules(sessionId);
     this.#head = h("header", { class: "session-head" }, h("h1", { tabindex: "-1" }, "Session"));
     this.#earlier = h("div", { class: "earlier" });
     this.#list = h("section", { class: "turns", "aria-label": "Turns" });
@@ -72,6 +70,7 @@ export class SessionPage {
       root,
       h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "← Sessions")),
       this.#head,
+      this.#rules.element,
       this.#earlier,
       this.#list,
       this.#composer,
@@ -162,10 +161,9 @@ export class SessionPage {
 
   async #sync(): Promise<void> {
     const id = encodeURIComponent(this.#sessionId);
-    const [session, list, secrets] = await Promise.all([
+    const [session, list] = await Promise.all([
       api<FlootSession>("GET", `/v1/sessions/${id}`),
       api<FlootTurnList>("GET", `/v1/sessions/${id}/turns`),
-      api<FlootSecretRequestList>("GET", "/v1/secret-requests"),
     ]);
     const stick = this.#turns.length === 0 || nearBottom();
     this.#turns = list.turns;
@@ -191,7 +189,7 @@ export class SessionPage {
       }
     }
     for (const view of this.#views.values()) view.update(view.record);
-    this.#setSecrets(secrets.requests);
+    await Promise.all([this.#requests.refresh(), this.#rules.refresh(session)]);
     this.#renderComposer();
     if (stick) this.#scrollToEnd();
   }
@@ -219,10 +217,19 @@ export class SessionPage {
   readonly #turnActions = {
     cancel: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/cancel`),
     retry: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/retry`),
-    secretsChanged: () => void this.#refreshSecrets(),
+    secretsChanged: () => this.#requests.soon(),
     secretSubmitted: () => {
       this.#followAbort?.abort();
       this.#poke();
+    },
+    approvals: {
+      changed: () => this.#requests.soon(),
+      decided: ({ deliveredTo }: { deliveredTo: "call" | "retry" }) => {
+        void this.#rules.refresh().catch(() => undefined);
+        // A retry changes which turn is current: reattach.
+        if (deliveredTo === "retry") this.#followAbort?.abort();
+        this.#poke();
+      },
     },
     successorOf: (turn: TurnRecord) =>
       this.#turns.find((each) => each.retryOf === turn.id || each.replayOf === turn.id),
@@ -237,22 +244,6 @@ export class SessionPage {
     // A retry or cancel changes which turn is current: reattach.
     this.#followAbort?.abort();
     this.#poke();
-  }
-
-  async #refreshSecrets(): Promise<void> {
-    try {
-      this.#setSecrets((await api<FlootSecretRequestList>("GET", "/v1/secret-requests")).requests);
-    } catch {
-      // The next sync asks again.
-    }
-  }
-
-  #setSecrets(requests: SecretRequest[]): void {
-    this.#openSecrets = new Map(
-      requests.filter((r) => r.sessionId === this.#sessionId).map((r) => [r.id, r]),
-    );
-    for (const view of this.#views.values()) view.setOpenSecrets(this.#openSecrets);
-    document.title = `${this.#openSecrets.size > 0 ? "(needs input) " : ""}Floot · session ${shortId(this.#sessionId)}`;
   }
 
   async #submit(event: Event): Promise<void> {

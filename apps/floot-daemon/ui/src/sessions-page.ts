@@ -1,5 +1,6 @@
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
+import { BackendChoice } from "./backend-choice.js";
 import type { Connection } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
 import { SessionList } from "./session-list.js";
@@ -65,6 +66,8 @@ export class SessionsPage {
       spellcheck: "false",
     });
     const submit = h("button", { type: "submit", class: "button button-primary" }, "Create session");
+    const choice = new BackendChoice(backend, submit);
+    void choice.load();
     const field = (id: string, label: string, control: HTMLElement, hint?: string) =>
       h(
         "div",
@@ -113,6 +116,7 @@ export class SessionsPage {
           field("new-backend", "Backend", backend),
           field("new-model", "Model", model),
         ),
+        choice.note,
         field(
           "new-workspace",
           "Workspace",

@@ -1,11 +1,13 @@
-import type { SecretRequest, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
+import type { PermissionRequest, SecretRequest, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import { GapError } from "./api.js";
+import { type ApprovalActions, PermissionCards } from "./approval-card.js";
 import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
 import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm } from "./secret-form.js";
 import { completeToolCard, type ToolCard, toolCard } from "./tool-card.js";
+import { jumpLink, lineage } from "./turn-links.js";
 
 export interface TurnActions {
   cancel(turn: TurnRecord): void;
@@ -16,6 +18,7 @@ export interface TurnActions {
   secretSubmitted(): void;
   /** The turn a later turn retries or replays (to link to it). */
   successorOf(turn: TurnRecord): TurnRecord | undefined;
+  approvals: ApprovalActions;
 }
 
 /**
@@ -37,6 +40,7 @@ export class TurnView {
   readonly #secretCards = new Map<string, { element: HTMLElement; slot: HTMLElement; name: string }>();
   readonly #secretForms = new Map<string, SecretForm>();
   readonly #fileEdits = new FileEdits();
+  readonly #permissions: PermissionCards;
   #streaming: MarkdownText | undefined;
   /** The index of the event being applied: every element it adds is tagged with it. */
   #applying = 0;
@@ -44,6 +48,7 @@ export class TurnView {
   constructor(record: TurnRecord, actions: TurnActions) {
     this.record = record;
     this.#actions = actions;
+    this.#permissions = new PermissionCards(actions.approvals);
     this.#phase = h("span", { class: "chip" });
     this.#controls = h("span", { class: "turn-controls" });
     this.#body = h("div", { class: "turn-body" });
@@ -134,6 +139,11 @@ export class TurnView {
         replaceChildren(card.slot, h("p", { class: "muted" }, "No longer open."));
       }
     }
+  }
+
+  /** The open permission requests of the session. */
+  setOpenPermissions(open: ReadonlyMap<string, PermissionRequest>): void {
+    this.#permissions.setOpen(open);
   }
 
   #apply({ event }: TurnEventEnvelope): void {
@@ -236,6 +246,7 @@ export class TurnView {
         this.#streaming = undefined;
         return;
       default:
+        this.#permissions.apply(event, (element) => this.#add(element));
         return;
     }
   }
@@ -288,27 +299,3 @@ const secretOutcome = {
   expired: "The request expired.",
   orphaned: "Its turn was interrupted; answering starts a retry.",
 } as const;
-
-function lineage(record: TurnRecord): HTMLElement | null {
-  const of = record.retryOf ?? record.replayOf;
-  if (!of) return null;
-  return jumpLink(
-    of,
-    record.retryOf ? "retry" : `automatic replay (attempt ${record.attempt})`,
-    "muted lineage",
-  );
-}
-
-// The location hash is the page's route, so links between turns scroll instead of navigating.
-function jumpLink(turnId: string, text: string, className = "link"): HTMLElement {
-  return h(
-    "button",
-    {
-      type: "button",
-      class: `link-button ${className}`,
-      onclick: () =>
-        document.getElementById(`turn-${turnId}`)?.scrollIntoView({ behavior: "smooth", block: "start" }),
-    },
-    text,
-  );
-}

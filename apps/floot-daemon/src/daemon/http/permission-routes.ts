@@ -6,7 +6,7 @@ import {
   RemoveSessionRuleRequest,
 } from "@bridgeworks/protocol";
 import { sendJson as send } from "@bridgeworks/runtime";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
 import { readBody } from "./body.js";
 import type { Route } from "./routes.js";
@@ -16,7 +16,7 @@ export interface PermissionRouteDeps {
   permissions: PermissionBroker;
 }
 
-/** Permission requests (list, allow, deny) and each session's rules (list, remove). */
+/** Permission requests (list, one, allow, deny) and each session's rules (list, remove). */
 export function permissionRoutes({ journal, permissions }: PermissionRouteDeps): Route[] {
   const rulesOf = (sessionId: string): FlootSessionRules => ({ rules: journal.listSessionRules(sessionId) });
   return [
@@ -24,8 +24,21 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
       method: "GET",
       pattern: /^\/v1\/permission-requests$/,
       handler: async (_q, r) => {
-        const list: FlootPermissionRequestList = { requests: journal.listOpenPermissionRequests() };
+        const list: FlootPermissionRequestList = {
+          requests: journal.listOpenPermissionRequests().map((request) => permissions.present(request)),
+        };
         send(r, 200, list);
+      },
+    },
+    {
+      method: "GET",
+      pattern: /^\/v1\/permission-requests\/([^/]+)$/,
+      handler: async (_q, r, [id]) => {
+        const request = journal.getPermissionRequest(id!);
+        if (!request) {
+          throw new JournalError("permission_request_not_found", `permission request ${id} does not exist`);
+        }
+        send(r, 200, permissions.present(request));
       },
     },
     {

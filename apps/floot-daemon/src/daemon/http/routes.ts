@@ -8,6 +8,7 @@ import {
 } from "@bridgeworks/protocol";
 import { sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
@@ -32,6 +33,7 @@ export interface RouteDeps {
   sessions: SessionStore;
   coordinator: TurnCoordinator;
   secrets: SecretBroker;
+  permissions: PermissionBroker;
   uiAuth: UiAuth;
   status: () => FlootDaemonStatus;
   follow: SseFollowOptions;
@@ -43,6 +45,7 @@ export function apiRoutes({
   sessions,
   coordinator,
   secrets,
+  permissions,
   uiAuth,
   status,
   follow,
@@ -57,7 +60,9 @@ export function apiRoutes({
     if (!turn) throw new ApiError("not_found", `turn ${id} does not exist`);
     return turn;
   };
-  const lists = { journal, sessions, status };
+  const openPermissionRequests = (sessionId: string) =>
+    journal.listOpenPermissionRequests(sessionId).map((request) => permissions.present(request));
+  const lists = { journal, sessions, status, openPermissionRequests };
   const changes = new SessionChangeHub(lists);
 
   return [

@@ -5,6 +5,7 @@ import {
   type FlootSessionChange,
   type FlootSessionList,
   type FlootSessionSummary,
+  type PermissionRequest,
   type SessionPageQuery,
   type SessionRecord,
   SessionStatus,
@@ -19,6 +20,8 @@ export interface SessionListDeps {
   journal: TurnJournal;
   sessions: SessionStore;
   status: () => FlootDaemonStatus;
+  /** A session's open permission requests as the API shows them (with `expiresAt`). */
+  openPermissionRequests: (sessionId: string) => PermissionRequest[];
 }
 
 const maxSearchLength = 200;
@@ -61,7 +64,7 @@ export function sessionSummary(deps: SessionListDeps, record: SessionRecord): Fl
   return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
 }
 
-/** `GET /v1/overview`: one page of summaries and the open secret requests of those sessions only. */
+/** `GET /v1/overview`: one page of summaries and the open requests of those sessions only. */
 export function sendOverview(
   deps: SessionListDeps,
   request: IncomingMessage,
@@ -72,6 +75,7 @@ export function sendOverview(
     status: deps.status(),
     sessions: sessions.map((record) => sessionSummary(deps, record)),
     secretRequests: sessions.flatMap((record) => deps.journal.listOpenSecretRequests(record.id)),
+    permissionRequests: sessions.flatMap((record) => deps.openPermissionRequests(record.id)),
     ...(nextCursor !== undefined && { nextCursor }),
   };
   send(response, 200, overview);
@@ -135,6 +139,7 @@ export class SessionChangeHub {
       const change: FlootSessionChange = {
         summary: sessionSummary(this.#deps, record),
         secretRequests: this.#deps.journal.listOpenSecretRequests(sessionId),
+        permissionRequests: this.#deps.openPermissionRequests(sessionId),
       };
       chunk += `event: session\ndata: ${JSON.stringify(change)}\n\n`;
     }
