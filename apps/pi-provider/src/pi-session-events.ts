@@ -1,4 +1,5 @@
 import { CLAUDE_SESSION_ENTRY_TYPE, ClaudeSessionRecord } from "@bridgeworks/protocol";
+import { backgroundClosed, closeInBackground } from "./closing-queries.js";
 import { PROVIDER_NAME } from "./models.js";
 import type { PiExtensionContext, PiExtensionHost } from "./pi-adapter.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
@@ -16,7 +17,8 @@ export const STATUS_KEY = "claude-code";
  * - `model_select`, `thinking_level_select`: start (or restart) the query for the new settings, or
  *   end it when Pi moved to another provider;
  * - `agent_end`: record the Claude session in Pi's session file when it moved on;
- * - `session_shutdown`: end every Claude Code process before Pi goes on.
+ * - `session_shutdown`: end every Claude Code process; Pi's quit waits until they all exited, a
+ *   session replacement does not (the next session's Claude Code starts meanwhile).
  */
 export class PiSessionFollower {
   private context: PiExtensionContext | undefined;
@@ -67,8 +69,13 @@ export class PiSessionFollower {
       this.pi.appendEntry?.(CLAUDE_SESSION_ENTRY_TYPE, record);
       this.recorded.set(sessionId, json);
     });
-    on("session_shutdown", async () => {
-      await provider.dispose();
+    on("session_shutdown", async (event) => {
+      const ending = provider.dispose();
+      // A replaced session's Claude Code exits while Pi starts the next session (whose Claude Code
+      // starts at once); Pi's quit waits for every one of them.
+      if (event.reason !== undefined && event.reason !== "quit") return closeInBackground(ending);
+      await ending;
+      await backgroundClosed();
     });
   }
 
