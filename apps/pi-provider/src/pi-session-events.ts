@@ -5,6 +5,7 @@ import type { PiExtensionContext, PiExtensionHost } from "./pi-adapter.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
 import type { ClaudeCodeProvider } from "./provider.js";
 import type { QueryInputs } from "./query-inputs.js";
+import { discardSuccessor } from "./successor-query.js";
 
 /** The key of the provider's line in Pi's status area (the footer; RPC `setStatus`). */
 export const STATUS_KEY = "claude-code";
@@ -49,6 +50,8 @@ export class PiSessionFollower {
         this.recorded.set(sessionId, JSON.stringify(record));
       }
       this.prepare(provider, context);
+      // The query the previous session started for this one, if prepare did not adopt it.
+      discardSuccessor();
     });
     on("model_select", (event, context) => {
       this.context = context;
@@ -69,33 +72,44 @@ export class PiSessionFollower {
       this.pi.appendEntry?.(CLAUDE_SESSION_ENTRY_TYPE, record);
       this.recorded.set(sessionId, json);
     });
-    on("session_shutdown", async (event) => {
+    on("session_shutdown", async (event, context) => {
+      if (event.reason === "new") {
+        const inputs = this.inputsOf(context);
+        if (inputs) provider.prestartSuccessor(inputs);
+      }
       const ending = provider.dispose();
       // A replaced session's Claude Code exits while Pi starts the next session (whose Claude Code
       // starts at once); Pi's quit waits for every one of them.
       if (event.reason !== undefined && event.reason !== "quit") return closeInBackground(ending);
       await ending;
+      discardSuccessor();
       await backgroundClosed();
     });
   }
 
   /** Starts the session's query now, with what its first request will carry (nothing is sent). */
   private prepare(provider: ClaudeCodeProvider, context: PiExtensionContext): void {
-    const model = context.model;
-    if (model?.provider !== PROVIDER_NAME) return;
-    const tools = this.activeTools();
-    if (!tools) return;
-    const inputs: QueryInputs = {
-      model,
-      systemPrompt: context.getSystemPrompt(),
-      tools,
-      reasoning: reasoningOf(this.pi.getThinkingLevel?.()),
-    };
+    const inputs = this.inputsOf(context);
+    if (!inputs) return;
     provider
       .prepare(context.sessionManager.getSessionId(), inputs)
       .catch((error: unknown) =>
         this.warn(`claude-code: starting Claude Code ahead failed: ${String(error)}`),
       );
+  }
+
+  /** What the session's first request will carry, when its model is a claude-code one. */
+  private inputsOf(context: PiExtensionContext): QueryInputs | undefined {
+    const model = context.model;
+    if (model?.provider !== PROVIDER_NAME) return undefined;
+    const tools = this.activeTools();
+    if (!tools) return undefined;
+    return {
+      model,
+      systemPrompt: context.getSystemPrompt(),
+      tools,
+      reasoning: reasoningOf(this.pi.getThinkingLevel?.()),
+    };
   }
 
   /** Pi's active tools as its requests carry them; undefined when this Pi cannot say. */
