@@ -16,6 +16,8 @@ import { delay, isTextDelta, piLines, providerArgs, providerEnv, startRpcPi, sta
 
 const samples = Number(process.env.BENCH_FIRST_TOKEN_SAMPLES ?? 7);
 const thinkMs = Number(process.env.BENCH_THINK_MS ?? 1000);
+// BENCH_ONE_SHOT=0: the RPC cases only (a shorter run).
+const withOneShot = process.env.BENCH_ONE_SHOT !== "0";
 const withinMs = 150;
 const script = {
   steps: [{ repeat: true, response: { events: [{ type: "text", text: "ready when you are" }] } }],
@@ -121,15 +123,16 @@ for (const line of piLines()) {
     for (const provider of providers) {
       loads.push(loadavg()[0]);
       rpc[provider].push(await rpcSample(line, provider));
-      oneShot[provider].push(await oneShotSample(line, provider));
+      if (withOneShot) oneShot[provider].push(await oneShotSample(line, provider));
     }
   }
   results.push({
     pi: line.name,
     rpcFirstPromptOfProcess: compare(rpc, "process"),
     rpcFirstPromptOfNewSession: compare(rpc, "session"),
-    oneShotFirstToken: compare(oneShot, "firstToken"),
-    oneShotExit: compare(oneShot, "exit"),
+    ...(withOneShot
+      ? { oneShotFirstToken: compare(oneShot, "firstToken"), oneShotExit: compare(oneShot, "exit") }
+      : {}),
   });
 }
 process.stdout.write(
