@@ -7,7 +7,8 @@ import { cpus, loadavg } from "node:os";
 // - RPC, the first prompt of a new session in that process: `new_session` answered, one second, the prompt;
 // - one-shot (`pi --mode json "<prompt>"`, Pi's print mode with events): from the process start.
 // `claudeCodeCold` is the provider with CLAUDE_BRIDGE_WARM_START=0 (Claude Code starts at the prompt),
-// for what the warm start saves. Samples of the providers alternate, so load on the machine falls on
+// for what the warm start saves; with BENCH_BASELINE_EXTENSION=<dir>, `claudeCodeBaseline` is another
+// build of this package (e.g. main's) measured in the same run. Samples of the providers alternate, so load on the machine falls on
 // all alike. Prints JSON.
 import { startModelDouble } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment } from "@bridgeworks/test-harness";
@@ -15,6 +16,8 @@ import { delay, isTextDelta, piLines, providerArgs, providerEnv, startRpcPi, sta
 
 const samples = Number(process.env.BENCH_FIRST_TOKEN_SAMPLES ?? 7);
 const thinkMs = Number(process.env.BENCH_THINK_MS ?? 1000);
+// BENCH_ONE_SHOT=0: the RPC cases only (a shorter run).
+const withOneShot = process.env.BENCH_ONE_SHOT !== "0";
 const withinMs = 150;
 const script = {
   steps: [{ repeat: true, response: { events: [{ type: "text", text: "ready when you are" }] } }],
@@ -78,10 +81,17 @@ function oneShotSample(line, provider) {
   });
 }
 
-const providers = ["builtin-anthropic", "claude-code", "claude-code-cold"];
+const baseline = process.env.BENCH_BASELINE_EXTENSION;
+const providers = [
+  "builtin-anthropic",
+  "claude-code",
+  "claude-code-cold",
+  ...(baseline ? ["claude-code-baseline"] : []),
+];
+const round = (value) => Math.round(value * 10) / 10;
 
 function compare(runs, field) {
-  const [native, claudeCode, cold] = providers.map((provider) =>
+  const [native, claudeCode, cold, before] = providers.map((provider) =>
     stats(runs[provider].map((run) => run[field])),
   );
   const added = claudeCode.medianMs - native.medianMs;
@@ -89,29 +99,40 @@ function compare(runs, field) {
     builtinAnthropic: native,
     claudeCode,
     claudeCodeCold: cold,
-    addedByProviderMedianMs: Math.round(added * 10) / 10,
-    savedByWarmStartMedianMs: Math.round((cold.medianMs - claudeCode.medianMs) * 10) / 10,
+    addedByProviderMedianMs: round(added),
+    addedByProviderP99Ms: round(claudeCode.p99Ms - native.p99Ms),
+    savedByWarmStartMedianMs: round(cold.medianMs - claudeCode.medianMs),
+    ...(before
+      ? {
+          claudeCodeBaseline: before,
+          addedByBaselineMedianMs: round(before.medianMs - native.medianMs),
+          addedByBaselineP99Ms: round(before.p99Ms - native.p99Ms),
+        }
+      : {}),
     [`within${withinMs}ms`]: added <= withinMs,
   };
 }
 
 const loadBefore = loadavg();
+const loads = [];
 const results = [];
 for (const line of piLines()) {
   const rpc = Object.fromEntries(providers.map((provider) => [provider, []]));
   const oneShot = Object.fromEntries(providers.map((provider) => [provider, []]));
   for (let i = 0; i < samples; i++) {
     for (const provider of providers) {
+      loads.push(loadavg()[0]);
       rpc[provider].push(await rpcSample(line, provider));
-      oneShot[provider].push(await oneShotSample(line, provider));
+      if (withOneShot) oneShot[provider].push(await oneShotSample(line, provider));
     }
   }
   results.push({
     pi: line.name,
     rpcFirstPromptOfProcess: compare(rpc, "process"),
     rpcFirstPromptOfNewSession: compare(rpc, "session"),
-    oneShotFirstToken: compare(oneShot, "firstToken"),
-    oneShotExit: compare(oneShot, "exit"),
+    ...(withOneShot
+      ? { oneShotFirstToken: compare(oneShot, "firstToken"), oneShotExit: compare(oneShot, "exit") }
+      : {}),
   });
 }
 process.stdout.write(
@@ -120,8 +141,16 @@ process.stdout.write(
       benchmark: "pi-provider time to first text token",
       samples,
       thinkMs,
-      // The machine's load average (1 min) before and after: a loaded machine slows Claude Code's start.
-      loadAverage: { before: loadBefore[0], after: loadavg()[0], cpus: cpus().length },
+      ...(baseline ? { baselineExtension: baseline } : {}),
+      // The machine's load average (1 min) before, at each sample (median, max) and after: a loaded
+      // machine slows Claude Code's start.
+      loadAverage: {
+        before: loadBefore[0],
+        duringMedian: stats(loads).medianMs,
+        duringMax: stats(loads).maxMs,
+        after: loadavg()[0],
+        cpus: cpus().length,
+      },
       results,
     },
     null,

@@ -34,12 +34,14 @@ export function piLines() {
 
 /**
  * Pi's arguments and environment for a provider under comparison: `builtin-anthropic` (Pi's own
- * client), `claude-code`, or `claude-code-cold` (Claude Code started only at the first prompt).
+ * client), `claude-code`, `claude-code-cold` (Claude Code started only at the first prompt), or
+ * `claude-code-baseline`: another build of this package (a directory with its package.json and
+ * bundle, e.g. the main branch's), named by `BENCH_BASELINE_EXTENSION`, to compare in the same run.
  */
 export function providerArgs(provider) {
-  return provider === "builtin-anthropic"
-    ? ["--provider", "double", "--model", "claude-double"]
-    : ["-e", appDir, "--provider", "claude-code", "--model", "sonnet"];
+  if (provider === "builtin-anthropic") return ["--provider", "double", "--model", "claude-double"];
+  const extension = provider === "claude-code-baseline" ? process.env.BENCH_BASELINE_EXTENSION : appDir;
+  return ["-e", extension, "--provider", "claude-code", "--model", "sonnet"];
 }
 
 export function providerEnv(provider) {

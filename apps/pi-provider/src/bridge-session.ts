@@ -1,8 +1,9 @@
 import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, type StreamStall, ToolCallLedger } from "@bridgeworks/delivery-reconciler";
 import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
-import { ClaudeQuery } from "./claude-query.js";
+import { ClaudeQuery, type ClaudeQueryHandlers } from "./claude-query.js";
 import { ClaudeStreamReader, type ClaudeStreamSink, type ClaudeTurnOutcome } from "./claude-stream.js";
+import { closeInBackground } from "./closing-queries.js";
 import { renderUnseen } from "./content.js";
 import type { DiagWriter } from "./diag-log.js";
 import { processEndedMessage } from "./errors.js";
@@ -16,6 +17,7 @@ import { type ConversationMessage, fingerprintOf, type QueryState } from "./quer
 import { type RateLimitState, rateLimitStatus } from "./rate-limits.js";
 import { SessionDiag } from "./session-diag.js";
 import { claudeSessionOf, sessionRecordOf } from "./session-record.js";
+import { claimSuccessor, type SuccessorQuery } from "./successor-query.js";
 import { toolCallAnswerer } from "./tool-answers.js";
 import { refusedCallText } from "./tool-arguments.js";
 import { PiTurn } from "./turn.js";
@@ -153,8 +155,11 @@ export class BridgeSession {
     const action = this.apply({ type: "prepare", settings: settingsOf(inputs) });
     if (action.kind !== "resume" && action.kind !== "resume-at" && action.kind !== "fresh") return;
     const planned = this.state;
+    // A new session (`/new`) finds the query its predecessor started for it, if the settings match.
+    const successor = action.kind === "fresh" ? claimSuccessor(settingsOf(inputs)) : undefined;
     this.starting = this.closeLive().then(() => {
-      if (this.state === planned) this.startQuery(inputs, action, 0, true);
+      if (this.state === planned) this.startQuery(inputs, action, 0, true, successor);
+      else if (successor) closeInBackground(successor.query.close());
     });
     await this.starting;
   }
@@ -219,22 +224,30 @@ export class BridgeSession {
     action: Extract<QueryAction, { kind: "resume" | "resume-at" | "fresh" }>,
     replayedMessages: number,
     warm = false,
+    successor?: SuccessorQuery,
   ): ClaudeQuery {
-    const issued = new Set<string>();
+    const issued = successor?.issued ?? new Set<string>();
     const reader = new ClaudeStreamReader(this.streamSink(issued), () => this.options.clock.now());
-    const live: ClaudeQuery = new ClaudeQuery(querySpec(this.options, inputs, action, issued), {
+    const handlers: ClaudeQueryHandlers = {
       onToolCall: this.answerToolCall,
       onMessage: (message) => {
         this.ledger.noteActivity();
         reader.read(message);
       },
       onEnded: (detail) => this.onQueryEnded(live, detail),
-    });
+    };
+    const live: ClaudeQuery =
+      successor?.query ?? new ClaudeQuery(querySpec(this.options, inputs, action, issued), handlers);
+    successor?.query.rebind(handlers);
     this.live = live;
     // Claude Code says nothing for seconds while it starts (bounded by the SDK's initialize timeout);
     // that is not a stalled stream.
     this.ledger.expectSilenceUntil(live.started);
-    this.diag.queryStarted(action, replayedMessages, warm);
+    this.diag.queryStarted(action, replayedMessages, warm, successor !== undefined);
+    if (successor) {
+      for (const message of successor.early.splice(0)) handlers.onMessage(message);
+      if (successor.ended !== undefined) handlers.onEnded(successor.ended);
+    }
     return live;
   }
 

@@ -59,6 +59,13 @@ export function claudeEnvironment(
     // Pi compacts its own history; Claude Code compacting underneath would desynchronise the two.
     DISABLE_AUTO_COMPACT: "1",
     ENABLE_CLAUDEAI_MCP_SERVERS: "0",
+    // Pi's system prompt replaces Claude Code's, so Claude Code's git status section is never sent;
+    // this stops Claude Code from computing it anyway (six `git` processes at its start in a
+    // repository, competing with a first prompt). Read in the 2.1.332 binary's embedded source:
+    // `function yWt(){let e=s.CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS;if(e!==void 0)return!e;...}` gates
+    // `gitStatusPrefetch` ("Failed to get git status for system context"); measured: the request
+    // Claude Code sends is the same with and without it (README, "Time to the first token").
+    CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: base.CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS ?? "1",
   };
 }
 
@@ -79,10 +86,10 @@ export class ClaudeQuery {
 
   constructor(
     spec: ClaudeQuerySpec,
-    private readonly handlers: ClaudeQueryHandlers,
+    private handlers: ClaudeQueryHandlers,
   ) {
     this.issued = spec.issued;
-    this.tools = new PiToolServer(handlers.onToolCall);
+    this.tools = new PiToolServer((call) => this.handlers.onToolCall(call));
     this.tools.setTools(spec.tools);
     this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
     const initialized = (this.query as Partial<Query>).initializationResult?.();
@@ -92,6 +99,11 @@ export class ClaudeQuery {
 
   get isClosing(): boolean {
     return this.closing;
+  }
+
+  /** Hands the query to another owner (a Pi session adopting a query started ahead for it). */
+  rebind(handlers: ClaudeQueryHandlers): void {
+    this.handlers = handlers;
   }
 
   /** One user message; `next` puts it ahead of tool results Claude Code is about to send. */

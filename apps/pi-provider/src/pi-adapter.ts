@@ -51,6 +51,8 @@ export interface PiExtensionEvent {
   readonly type: string;
   readonly model?: PiModel;
   readonly previousModel?: PiModel;
+  /** `session_shutdown`: `quit`, or the session is being replaced (`new`, `resume`, `fork`, `reload`). */
+  readonly reason?: string;
 }
 
 /** The slice of Pi's `ExtensionContext` read here. */

@@ -1,9 +1,11 @@
 import { CLAUDE_SESSION_ENTRY_TYPE, ClaudeSessionRecord } from "@bridgeworks/protocol";
+import { backgroundClosed, closeInBackground } from "./closing-queries.js";
 import { PROVIDER_NAME } from "./models.js";
 import type { PiExtensionContext, PiExtensionHost } from "./pi-adapter.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
 import type { ClaudeCodeProvider } from "./provider.js";
 import type { QueryInputs } from "./query-inputs.js";
+import { discardSuccessor } from "./successor-query.js";
 
 /** The key of the provider's line in Pi's status area (the footer; RPC `setStatus`). */
 export const STATUS_KEY = "claude-code";
@@ -16,7 +18,8 @@ export const STATUS_KEY = "claude-code";
  * - `model_select`, `thinking_level_select`: start (or restart) the query for the new settings, or
  *   end it when Pi moved to another provider;
  * - `agent_end`: record the Claude session in Pi's session file when it moved on;
- * - `session_shutdown`: end every Claude Code process before Pi goes on.
+ * - `session_shutdown`: end every Claude Code process; Pi's quit waits until they all exited, a
+ *   session replacement does not (the next session's Claude Code starts meanwhile).
  */
 export class PiSessionFollower {
   private context: PiExtensionContext | undefined;
@@ -47,6 +50,8 @@ export class PiSessionFollower {
         this.recorded.set(sessionId, JSON.stringify(record));
       }
       this.prepare(provider, context);
+      // The query the previous session started for this one, if prepare did not adopt it.
+      discardSuccessor();
     });
     on("model_select", (event, context) => {
       this.context = context;
@@ -67,28 +72,44 @@ export class PiSessionFollower {
       this.pi.appendEntry?.(CLAUDE_SESSION_ENTRY_TYPE, record);
       this.recorded.set(sessionId, json);
     });
-    on("session_shutdown", async () => {
-      await provider.dispose();
+    on("session_shutdown", async (event, context) => {
+      if (event.reason === "new") {
+        const inputs = this.inputsOf(context);
+        if (inputs) provider.prestartSuccessor(inputs);
+      }
+      const ending = provider.dispose();
+      // A replaced session's Claude Code exits while Pi starts the next session (whose Claude Code
+      // starts at once); Pi's quit waits for every one of them.
+      if (event.reason !== undefined && event.reason !== "quit") return closeInBackground(ending);
+      await ending;
+      discardSuccessor();
+      await backgroundClosed();
     });
   }
 
   /** Starts the session's query now, with what its first request will carry (nothing is sent). */
   private prepare(provider: ClaudeCodeProvider, context: PiExtensionContext): void {
-    const model = context.model;
-    if (model?.provider !== PROVIDER_NAME) return;
-    const tools = this.activeTools();
-    if (!tools) return;
-    const inputs: QueryInputs = {
-      model,
-      systemPrompt: context.getSystemPrompt(),
-      tools,
-      reasoning: reasoningOf(this.pi.getThinkingLevel?.()),
-    };
+    const inputs = this.inputsOf(context);
+    if (!inputs) return;
     provider
       .prepare(context.sessionManager.getSessionId(), inputs)
       .catch((error: unknown) =>
         this.warn(`claude-code: starting Claude Code ahead failed: ${String(error)}`),
       );
+  }
+
+  /** What the session's first request will carry, when its model is a claude-code one. */
+  private inputsOf(context: PiExtensionContext): QueryInputs | undefined {
+    const model = context.model;
+    if (model?.provider !== PROVIDER_NAME) return undefined;
+    const tools = this.activeTools();
+    if (!tools) return undefined;
+    return {
+      model,
+      systemPrompt: context.getSystemPrompt(),
+      tools,
+      reasoning: reasoningOf(this.pi.getThinkingLevel?.()),
+    };
   }
 
   /** Pi's active tools as its requests carry them; undefined when this Pi cannot say. */

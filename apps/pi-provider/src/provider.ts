@@ -4,12 +4,14 @@ import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
 import { BridgeSession } from "./bridge-session.js";
 import { resolveClaudeExecutable } from "./claude-executable.js";
+import { ClaudeQuery } from "./claude-query.js";
 import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
 import { AssistantEventStream } from "./event-stream.js";
 import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
 import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
 import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
-import type { QueryInputs } from "./query-inputs.js";
+import { type QueryInputs, querySpec, settingsOf } from "./query-inputs.js";
+import { offerSuccessor } from "./successor-query.js";
 import { PiTurn } from "./turn.js";
 
 export interface ClaudeCodeProviderOptions {
@@ -30,6 +32,11 @@ export interface ClaudeCodeProvider {
    * ahead of the first prompt, telling it nothing (no model request until a prompt).
    */
   prepare(sessionId: string, inputs: QueryInputs): Promise<void>;
+  /**
+   * Pi is replacing this session with a new one (`/new`): start the next session's Claude Code now,
+   * with `inputs` (the ending session's settings), for that session to adopt (`successor-query.ts`).
+   */
+  prestartSuccessor(inputs: QueryInputs): void;
   /** The Pi session moved to another provider: its Claude Code process ends, its session stays resumable. */
   suspend(sessionId: string): Promise<void>;
   /** A Pi session recorded by an earlier Pi process (`--continue`): resume that Claude session. */
@@ -140,6 +147,20 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
     },
     prepare: (sessionId, inputs) =>
       idle.ok && warm.enabled ? sessionFor(sessionId).prepare(inputs) : Promise.resolve(),
+    prestartSuccessor: (inputs) => {
+      if (!idle.ok || !warm.enabled) return;
+      const host = {
+        runQuery: options.runQuery ?? query,
+        env: options.env,
+        cwd: options.cwd,
+        claudeExecutable,
+      };
+      offerSuccessor(
+        settingsOf(inputs),
+        (handlers, issued) =>
+          new ClaudeQuery(querySpec(host, inputs, { kind: "fresh", tellFrom: 0 }, issued), handlers),
+      );
+    },
     suspend: async (sessionId) => {
       await sessions.get(sessionId)?.suspend();
     },

@@ -15,6 +15,7 @@ export class SessionDiag {
     action: Extract<QueryAction, { kind: "resume" | "resume-at" | "fresh" }>,
     replayedMessages: number,
     warm: boolean,
+    successor = false,
   ): void {
     this.write({
       type: "claude_query_started",
@@ -23,6 +24,7 @@ export class SessionDiag {
       rewound: action.kind === "resume-at",
       replayedMessages,
       ...(warm ? { warm: true as const } : {}),
+      ...(successor ? { successor: true as const } : {}),
     });
   }
 

@@ -287,6 +287,57 @@ describe("a query started ahead of the first prompt", () => {
   });
 });
 
+describe("a query started by the session Pi replaces (/new), for the next one", () => {
+  const inputs = { model, systemPrompt: "sys", tools: [], reasoning: undefined };
+  /** Two providers, as Pi's two extension instances of the old and the new session, sharing Claude Code. */
+  function twoSessions() {
+    const runs: FakeRun[] = [];
+    const make = () =>
+      createClaudeCodeProvider({
+        env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0" },
+        cwd: "/",
+        diag: () => {},
+        runQuery: fakeClaudeCode(runs),
+      });
+    return { runs, old: make(), next: make() };
+  }
+
+  test("the next session with the same settings adopts it: no second Claude Code, and its first prompt goes there", async () => {
+    const { runs, old, next } = twoSessions();
+    old.prestartSuccessor(inputs);
+    expect(runs).toHaveLength(1);
+    await next.prepare("s2", inputs);
+    expect(runs).toHaveLength(1);
+    const answer = await next.registration
+      .streamSimple(model, { systemPrompt: "sys", messages: [user("one", 1)] }, { sessionId: "s2" })
+      .result();
+    expect(answer.content).toEqual([{ type: "text", text: "reply 1" }]);
+    expect(runs.map((run) => [run.closed, run.prompts.length])).toEqual([[false, 1]]);
+    await next.dispose();
+    expect(runs[0]!.closed).toBe(true);
+  });
+
+  test("a next session with other settings ends it and starts its own", async () => {
+    const { runs, old, next } = twoSessions();
+    old.prestartSuccessor(inputs);
+    await next.prepare("s2", { ...inputs, systemPrompt: "another" });
+    expect(runs.map((run) => run.closed)).toEqual([true, false]);
+    await next.dispose();
+  });
+
+  test("with CLAUDE_BRIDGE_WARM_START=0 nothing is started for the next session", async () => {
+    const runs: FakeRun[] = [];
+    const provider = createClaudeCodeProvider({
+      env: { CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT: "0", CLAUDE_BRIDGE_WARM_START: "0" },
+      cwd: "/",
+      diag: () => {},
+      runQuery: fakeClaudeCode(runs),
+    });
+    provider.prestartSuccessor(inputs);
+    expect(runs).toEqual([]);
+  });
+});
+
 describe("the idle watchdog and a Claude Code that is still starting", () => {
   test("a first prompt to a Claude Code slower to start than the idle timeout is answered, not failed as a stall", async () => {
     const runs: FakeRun[] = [];

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { resolveClaudeExecutable } from "../src/claude-executable.js";
+import { claudeEnvironment } from "../src/claude-query.js";
 import { renderUnseen, toMcpToolResult } from "../src/content.js";
 import { diagLogPath } from "../src/diag-log.js";
 import {
@@ -306,5 +307,19 @@ describe("configuration", () => {
     expect(result.stopReason).toBe("error");
     expect(result.errorMessage).toMatch(/CLAUDE_BRIDGE_STREAM_IDLE_TIMEOUT="soon"/);
     await provider.dispose();
+  });
+});
+
+describe("claudeEnvironment: what Claude Code runs with", () => {
+  test("Claude Code's git status (never sent: Pi's system prompt replaces Claude Code's) is off unless the user set it", () => {
+    expect(claudeEnvironment({ PATH: "/bin" }, undefined)).toMatchObject({
+      PATH: "/bin",
+      CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: "1",
+      CLAUDE_CODE_MAX_RETRIES: "0",
+    });
+    expect(
+      claudeEnvironment({ CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: "0" }, undefined)
+        .CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS,
+    ).toBe("0");
   });
 });

@@ -98,7 +98,7 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     scenario.expectQuiescent();
   });
 
-  test("a new session (RPC new_session) ends the old session's Claude Code and starts the new one's before its prompt", async () => {
+  test("a new session (RPC new_session) ends the old session's Claude Code; the new one's was started as Pi replaced the old", async () => {
     scenario = await Scenario.start({ steps: [textReply("[old]", "OLD"), textReply("[new]", "NEW")] });
     const pi = scenario.pi(line);
     await scenario.turn(pi, "[old] first");
@@ -115,7 +115,8 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     expect(claudeProcessesOf(pi)).toEqual([fresh]);
     const sessions = new Set(queryStarts(scenario).map((record) => record.sessionId));
     expect(sessions.size).toBe(2);
-    expect(queryStarts(scenario).at(-1)).toMatchObject({ warm: true, resumed: false });
+    // Started by the old session as Pi replaced it, before the new session (and its instance) existed.
+    expect(queryStarts(scenario).at(-1)).toMatchObject({ warm: true, resumed: false, successor: true });
     // The new session's request carries nothing of the old one.
     expect(JSON.stringify(modelRequests(scenario.double).at(-1)!.body)).not.toContain("[old] first");
     scenario.expectQuiescent();

@@ -260,6 +260,8 @@ export const ClaudeQueryStartedRecord = z.strictObject({
   replayedMessages: Count,
   /** Started ahead of a prompt (a Pi session selected a claude-code model); nothing was told yet. */
   warm: z.literal(true).optional(),
+  /** Started by the session this one replaced (`/new`), for this one, before this one existed. */
+  successor: z.literal(true).optional(),
 });
 export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
 
