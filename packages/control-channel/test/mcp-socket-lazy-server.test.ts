@@ -54,14 +54,23 @@ function lateServers() {
   };
 }
 
+async function startLate() {
+  const late = lateServers();
+  const bridge = await startServer({
+    dir: join(await tempDir(), "g1"),
+    generation: 1,
+    createServer: late.createServer,
+  });
+  return { late, ...bridge };
+}
+
+async function closedSoon(closed: TurnContext[]): Promise<void> {
+  while (closed.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
 describe("a createServer that resolves later", () => {
   test("the client's first messages wait for it and are then served", async () => {
-    const late = lateServers();
-    const { server, tokens } = await startServer({
-      dir: join(await tempDir(), "g1"),
-      generation: 1,
-      createServer: late.createServer,
-    });
+    const { late, server, tokens } = await startLate();
     let connected = false;
     const connecting = connectSocketClient(server.socketPath, tokens.issue({ turnId: "turn-a" })).then(
       (client) => {
@@ -83,12 +92,7 @@ describe("a createServer that resolves later", () => {
   });
 
   test("a connection gone before its server is made gets that server closed", async () => {
-    const late = lateServers();
-    const { server, tokens } = await startServer({
-      dir: join(await tempDir(), "g1"),
-      generation: 1,
-      createServer: late.createServer,
-    });
+    const { late, server, tokens } = await startLate();
     const socket = await openSocket(server.socketPath);
     socket.write(`${JSON.stringify({ token: tokens.issue({ turnId: "turn-a" }) })}\n`);
     await withTimeout(late.asked, 5_000, () => "createServer was called");
@@ -98,24 +102,13 @@ describe("a createServer that resolves later", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
 
     late.release();
-    await withTimeout(
-      (async () => {
-        while (late.closed.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      })(),
-      5_000,
-      () => "the late server was closed",
-    );
+    await withTimeout(closedSoon(late.closed), 5_000, () => "the late server was closed");
     expect(late.closed).toEqual([{ turnId: "turn-a" }]);
     expect(server.connectionCount()).toBe(0);
   });
 
   test("a server made after close() is closed, and its client's connection ends", async () => {
-    const late = lateServers();
-    const { server, tokens } = await startServer({
-      dir: join(await tempDir(), "g1"),
-      generation: 1,
-      createServer: late.createServer,
-    });
+    const { late, server, tokens } = await startLate();
     const socket = await openSocket(server.socketPath);
     socket.on("error", () => {});
     const ended = new Promise((resolve) => socket.once("close", resolve));
@@ -125,13 +118,7 @@ describe("a createServer that resolves later", () => {
     await server.close();
     await withTimeout(ended, 5_000, () => "the connection ended");
     late.release();
-    await withTimeout(
-      (async () => {
-        while (late.closed.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-      })(),
-      5_000,
-      () => "the late server was closed",
-    );
+    await withTimeout(closedSoon(late.closed), 5_000, () => "the late server was closed");
     expect(late.probe.calls).toEqual([]);
   });
 });
