@@ -20,7 +20,34 @@ const common: UserConfig = {
 };
 
 export default defineConfig([
-  { ...common, entry: { floot: "src/main.ts" }, clean: true },
+  // The CLI and daemon load parts with `import()` (the daemon when `floot daemon` runs, the MCP server
+  // when a turn's CLI connects): they become chunks beside floot.mjs (`floot-*.mjs`), and whatever
+  // installs floot.mjs installs all of bundle/. The MCP SDK and what only it uses (ajv) form one chunk of
+  // their own, so no shared chunk the start loads pulls them in.
+  {
+    ...common,
+    entry: { floot: "src/main.ts" },
+    clean: true,
+    outputOptions: {
+      chunkFileNames: "floot-[name]-[hash].mjs",
+      codeSplitting: {
+        // A group takes the modules it needs with it, unless a group of higher priority has them: zod,
+        // which the daemon and CLI use too, stays out of the SDK's chunk.
+        groups: [
+          {
+            name: "zod",
+            test: /node_modules[\\/](\.pnpm[\\/][^\\/]+[\\/]node_modules[\\/])?zod[\\/]/,
+            priority: 2,
+          },
+          {
+            name: "mcp-sdk",
+            priority: 1,
+            test: /node_modules[\\/](\.pnpm[\\/][^\\/]+[\\/]node_modules[\\/])?(@modelcontextprotocol|ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse)[\\/]/,
+          },
+        ],
+      },
+    },
+  },
   // The shim uses node builtins only; nothing else it could reach runs code on import.
   { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
   // The pre-tool gate hook each turn's CLI runs before every tool call: started once per call.

@@ -4,7 +4,6 @@ import { isAbsolute, join } from "node:path";
 import { describeError } from "@bridgeworks/runtime";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { hasErrnoCode } from "./errno.js";
-import { SocketTransport } from "./mcp-socket-transport.js";
 import { ensureRunDir } from "./run-dir.js";
 import { requestChannelName, type SocketRequestHandler, serveSocketRequest } from "./socket-request.js";
 
@@ -71,8 +70,12 @@ export interface McpSocketServerOptions<Context> {
   /** The generation's own dir, e.g. `<state>/bridges/g<gen>` (see `bridgeGenerationDir`); made 0700. */
   dir: string;
   generation: number;
-  /** Called per authorized connection with what `authorize` returned for its token. */
-  createServer: (context: Context) => McpServerLike;
+  /**
+   * Called per authorized connection with what `authorize` returned for its token. It may resolve
+   * later, e.g. after a dynamic `import()` of the MCP SDK, so an owner that never serves MCP never loads
+   * it; the connection stays paused (its bytes kept) until then.
+   */
+  createServer: (context: Context) => McpServerLike | Promise<McpServerLike>;
   /**
    * Maps a token to its turn; `undefined` refuses it. Compare in constant time (see `TurnTokenRegistry`).
    * `channel` says what the connection asks for (`"mcp"`, or `"request"` for the one-shot channel), so
@@ -270,24 +273,38 @@ export async function startMcpSocketServer<Context>(
       refuse(connection, "closing");
       return;
     }
-    let server: McpServerLike;
-    try {
-      server = options.createServer(context);
-    } catch (error) {
-      emit({ type: "error", generation, message: `createServer threw: ${describeError(error)}` });
-      refuse(connection, "server-failed");
-      return;
-    }
     connection.context = context;
-    connection.server = server;
-    const transport = new SocketTransport(socket, { initialData });
-    server.connect(transport).then(
-      () => emit({ type: "connected", generation }),
-      (error: unknown) => {
-        emit({ type: "error", generation, message: `connect failed: ${describeError(error)}` });
-        socket.destroy();
-      },
-    );
+    void (async () => {
+      let server: McpServerLike;
+      let transport: Transport;
+      try {
+        // The transport (and with it the SDK) is loaded by the first connection, not at start.
+        const [created, { SocketTransport }] = await Promise.all([
+          options.createServer(context),
+          import("./mcp-socket-transport.js"),
+        ]);
+        server = created;
+        transport = new SocketTransport(socket, { initialData });
+      } catch (error) {
+        emit({ type: "error", generation, message: `createServer threw: ${describeError(error)}` });
+        refuse(connection, "server-failed");
+        return;
+      }
+      if (closing || socket.destroyed) {
+        // Gone while the server was being made: nothing will close it but us.
+        void server.close().catch(() => {});
+        if (!socket.destroyed) refuse(connection, "closing");
+        return;
+      }
+      connection.server = server;
+      server.connect(transport).then(
+        () => emit({ type: "connected", generation }),
+        (error: unknown) => {
+          emit({ type: "error", generation, message: `connect failed: ${describeError(error)}` });
+          socket.destroy();
+        },
+      );
+    })();
   }
 
   await new Promise<void>((resolve, reject) => {

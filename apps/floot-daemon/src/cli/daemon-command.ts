@@ -1,6 +1,5 @@
 import { defineCommand, integer } from "@bridgeworks/cli";
 import { createLogger, streamSink } from "@bridgeworks/runtime";
-import { startDaemon } from "../daemon/daemon.js";
 import { resolveStateDir } from "../state-dir.js";
 import type { FlootContext } from "./context.js";
 import { daemonOptions } from "./daemon-connection.js";
@@ -32,6 +31,8 @@ export const daemonCommand = defineCommand<FlootContext>()({
     // The journal holds prompts and transcripts of work: nothing the daemon creates is for other users.
     process.umask(0o077);
     const logger = createLogger({ component: "floot-daemon", write: streamSink(context.stderr) });
+    // Loaded here, not by the command table: no other command pays for the daemon (or SQLite).
+    const { startDaemon } = await import("../daemon/daemon.js");
     const daemon = await startDaemon({
       stateDir,
       ...(options.port !== undefined && { port: options.port }),

@@ -31,7 +31,6 @@ import { backendCommandOf, describeBackends, installHintOf } from "./backend-sta
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { maskingJournal } from "./masking-journal.js";
-import { createFlootMcpServer } from "./mcp-tools.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runtime-dir.js";
@@ -172,7 +171,9 @@ async function startLocked(
     bridgesDir: join(stateDir, "bridges"),
     generation,
     authorize: (token, channel) => (channel === "mcp" ? tokens : gateTokens).authorize(token),
-    createServer: (context) => createFlootMcpServer(context, secrets, permissions, logger),
+    // The MCP SDK and ajv are half the bundle: loaded when the first turn's CLI connects, not at start.
+    createServer: async (context) =>
+      (await import("./mcp-tools.js")).createFlootMcpServer(context, secrets, permissions, logger),
     handleRequest: gate,
     onEvent: (event) => {
       if (event.type === "refused" || event.type === "error")

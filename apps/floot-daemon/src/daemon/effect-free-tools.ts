@@ -1,6 +1,6 @@
 import { claudeEffectFreeTools, codexEffectFreeTools } from "@bridgeworks/backend-adapters";
 import type { Backend, FlootSessionOptions } from "@bridgeworks/protocol";
-import { flootReadOnlyToolNames } from "./mcp-tools.js";
+import { flootReadOnlyToolNames } from "./mcp-tool-definitions.js";
 
 /**
  * Which tool calls are no effect, as data: each backend's read-only tools (from its adapter) and the

@@ -8,11 +8,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { flootVersion } from "../version.js";
+import { flootTools } from "./mcp-tool-definitions.js";
 import type { PermissionBroker } from "./permission-broker.js";
-import { answerPermissionPrompt, permissionPromptTool, permissionPromptToolName } from "./permission-tool.js";
+import { answerPermissionPrompt, permissionPromptToolName } from "./permission-tool.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
-
-export const flootToolNames = ["requestSecret", permissionPromptToolName] as const;
 
 const RequestSecretArguments = z.strictObject({
   name: z
@@ -20,33 +19,6 @@ const RequestSecretArguments = z.strictObject({
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "name must look like an environment variable name"),
   prompt: z.string().max(4000, "prompt must be at most 4000 characters").default(""),
 });
-
-const requestSecretTool = {
-  name: "requestSecret",
-  description:
-    "Ask the human for a secret (a token, a password). Waits until they answer. The value is never " +
-    "shown to you: the result names a file your commands can read it from while this turn lasts.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      name: { type: "string", description: "What the secret is, as an env var name, e.g. GITHUB_TOKEN" },
-      prompt: { type: "string", description: "What to tell the human, e.g. why it is needed" },
-    },
-    required: ["name"],
-  },
-  // Asking a human is an act: a replay would ask again.
-  annotations: { readOnlyHint: false },
-  _meta: { "anthropic/alwaysLoad": true },
-};
-
-const flootTools = [requestSecretTool, permissionPromptTool];
-
-/** The daemon's own MCP tools that only read (`readOnlyHint`), as the CLIs name them. */
-export function flootReadOnlyToolNames(serverName = "floot"): string[] {
-  return flootTools
-    .filter((tool) => tool.annotations.readOnlyHint)
-    .map((tool) => `mcp__${serverName}__${tool.name}`);
-}
 
 /** The tool call's own id, so a repeated call finds its request instead of asking twice. */
 function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: string | number): string {
@@ -57,7 +29,10 @@ function toolCallKeyOf(meta: Record<string, unknown> | undefined, requestId: str
   return `mcp-request-${String(requestId)}`;
 }
 
-/** One MCP server per authorized shim connection: the tools of the turn `context`. */
+/**
+ * One MCP server per authorized shim connection: the tools of the turn `context`. This module (with the
+ * MCP SDK and ajv) is loaded by the first connection, never at start: see daemon.ts.
+ */
 export function createFlootMcpServer(
   context: TurnContext,
   secrets: SecretBroker,

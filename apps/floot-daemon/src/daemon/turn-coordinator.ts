@@ -23,7 +23,7 @@ import {
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import { effectFreeToolsOf } from "./effect-free-tools.js";
-import { flootToolNames } from "./mcp-tools.js";
+import { flootToolNames } from "./mcp-tool-definitions.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import { permissionPromptToolName } from "./permission-tool.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
