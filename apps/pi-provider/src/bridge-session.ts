@@ -145,10 +145,7 @@ export class BridgeSession {
     turn.start();
   }
 
-  /**
-   * Pi selected a claude-code model, or a session with one started: start the query the next request
-   * will continue (or keep the one running), telling it nothing, so no model request is made.
-   */
+  /** A claude-code model selected or its session started: start (or keep) the query, sending nothing. */
   async prepare(inputs: QueryInputs): Promise<void> {
     this.suspendAfterTurn = false;
     if (this.state.kind === "disposed" || this.busy) return;

@@ -13,6 +13,7 @@ const boundedScans: Readonly<Record<string, RegExp>> = {
   unfinishedTurns: /^SCAN t USING INDEX turns_unfinished$/,
   openSecretRequests: /^SCAN secret_requests USING INDEX secret_requests_open$/,
   open: /^SCAN permission_requests USING INDEX permission_requests_open$/,
+  openOfSession: /^SCAN permission_requests USING INDEX permission_requests_open$/,
 };
 
 function queryPlan(db: Database.Database, sql: string): string[] {
