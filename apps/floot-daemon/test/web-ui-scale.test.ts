@@ -1,34 +1,22 @@
-import { execFile } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import type { FlootOverview } from "@bridgeworks/protocol";
 import { openJournal } from "@bridgeworks/turn-journal";
 import Database from "better-sqlite3";
 import type { Page } from "playwright-core";
-import { afterEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { journalFileName } from "../src/state-dir.js";
-import { openBrowser, screenshot, type TestBrowser } from "./browser.js";
-import { bundlePath, FlootWorld } from "./daemon-harness.js";
+import { browserTestScope, openBrowser, screenshot, signInPage } from "./browser.js";
+import { FlootWorld } from "./daemon-harness.js";
 
 // The sessions page at scale: a journal of 10,000 sessions, Debian's Chromium against the built daemon.
 // The page must load, search and filter through pages of the overview (never all of it) and take new
 // sessions from the change stream, not from polling.
 
-const run = promisify(execFile);
 const sessionCount = 10_000;
 const stoppedIds = ["stopped-a", "stopped-b", "stopped-c"];
 
-let world: FlootWorld | undefined;
-let browser: TestBrowser | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  const problems = (await world?.dispose()) ?? [];
-  world = undefined;
-  expect(problems).toEqual([]);
-});
+const scope = browserTestScope();
 
 /** 10,000 sessions a second apart (s-00000 oldest), three of them stopped, in one transaction. */
 function seed(stateDir: string): void {
@@ -75,23 +63,18 @@ const shownIds = (page: Page) =>
   page.locator(".session-row").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-session-id")));
 
 test("10,000 sessions: the page loads, searches and filters by pages, and new sessions are pushed", async () => {
-  world = await FlootWorld.create("claude", { steps: [] });
+  const world = await FlootWorld.create("claude", { steps: [] });
+  scope.world = world;
   seed(world.stateDir);
   await world.startDaemon();
-  const { stdout } = await run(
-    process.execPath,
-    [bundlePath, "open", "--state", world.stateDir, "--no-browser", "--json"],
-    { env: world.env.env },
-  );
-  browser = await openBrowser();
-  const { page } = browser;
+  scope.browser = await openBrowser();
+  const { page } = scope.browser;
   const overviews = watchOverviews(page);
   const changeStreams: string[] = [];
   page.on("request", (request) => {
     if (new URL(request.url()).pathname === "/v1/changes") changeStreams.push(request.url());
   });
-  await page.goto((JSON.parse(stdout) as { url: string }).url);
-  await page.getByRole("heading", { name: "Sessions" }).waitFor();
+  await signInPage(page, world);
   await page.locator(".session-row").nth(49).waitFor();
 
   // Newest first, one page of 50.

@@ -5,8 +5,9 @@ import { promisify } from "node:util";
 import { type ScriptInput, textReply } from "@bridgeworks/model-double";
 import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
+  browserTestScope,
   openBrowser,
   openSessionPage,
   openSignedIn,
@@ -14,7 +15,6 @@ import {
   screenshot,
   sendFromPage,
   signInLink,
-  type TestBrowser,
 } from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
@@ -23,19 +23,11 @@ import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
 const run = promisify(execFile);
 
-let world: FlootWorld | undefined;
-let browser: TestBrowser | undefined;
-
-afterEach(async () => {
-  await browser?.close();
-  browser = undefined;
-  const problems = (await world?.dispose()) ?? [];
-  world = undefined;
-  expect(problems).toEqual([]);
-});
+const scope = browserTestScope();
 
 async function setUp(script: ScriptInput): Promise<FlootWorld> {
-  world = await FlootWorld.create("claude", script);
+  const world = await FlootWorld.create("claude", script);
+  scope.world = world;
   await world.startDaemon();
   return world;
 }
@@ -43,8 +35,8 @@ async function setUp(script: ScriptInput): Promise<FlootWorld> {
 const baseOf = pageOrigin;
 
 async function signIn(w: FlootWorld): Promise<Page> {
-  browser = await openSignedIn(w);
-  return browser.page;
+  scope.browser = await openSignedIn(w);
+  return scope.browser.page;
 }
 
 async function openSession(page: Page, w: FlootWorld, session: FlootSession): Promise<void> {
@@ -106,8 +98,8 @@ describe("web UI", () => {
     const url = await signInLink(w);
     const code = /#login=([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
     expect(code).toBeDefined();
-    browser = await openBrowser();
-    const { page, context } = browser;
+    scope.browser = await openBrowser();
+    const { page, context } = scope.browser;
     const sent: { url: string; authorization?: string }[] = [];
     page.on("request", (request) =>
       sent.push({ url: request.url(), authorization: request.headers().authorization }),
@@ -371,10 +363,10 @@ describe("web UI", () => {
     }));
     expect(storage.databases).toEqual([]);
     expect(JSON.stringify(storage)).not.toContain(secret);
-    const cookies = await browser!.context.cookies();
+    const cookies = await scope.browser!.context.cookies();
     expect(JSON.stringify(cookies)).not.toContain(secret);
     expect(await page.content()).not.toContain(secret);
-    expect(filesContaining([w.stateDir, browser!.userDataDir], secret)).toEqual([]);
+    expect(filesContaining([w.stateDir, scope.browser!.userDataDir], secret)).toEqual([]);
     // Only Claude Code's own transcript holds it: the tool printed it to the model, and what the CLI
     // stores is beyond the daemon's reach (see the README's threat model).
     for (const path of filesContaining([w.env.home], secret)) expect(path).toMatch(/\/\.claude\/projects\//);
