@@ -194,12 +194,15 @@ export function mismatches(environment: IsolatedEnvironment): unknown[] {
 
 /** Claude Code processes in `pi`'s process group (the SDK spawns it there). */
 export function claudeProcessesOf(pi: PiProcess): number[] {
-  const out = execFileSync("ps", ["-e", "-o", "pid=,pgid=,comm="], { encoding: "utf8" });
-  return out
+  const out = execFileSync("ps", ["-e", "-o", "pid=,ppid=,pgid=,comm="], { encoding: "utf8" });
+  const claude = out
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
-    .filter(([, pgid, comm]) => Number(pgid) === pi.pid && comm === "claude")
-    .map(([pid]) => Number(pid));
+    .filter(([, , pgid, comm]) => Number(pgid) === pi.pid && comm === "claude")
+    .map(([pid, ppid]) => ({ pid: Number(pid), ppid: Number(ppid) }));
+  // A child Claude Code forks (a hook's shell before its exec) is named "claude" too; it is not a Claude Code.
+  const pids = new Set(claude.map((process) => process.pid));
+  return claude.filter((process) => !pids.has(process.ppid)).map((process) => process.pid);
 }
 
 type AnthropicBlock = Record<string, unknown> & { type: string };
