@@ -77,9 +77,10 @@ export interface JournalOptions {
   batch?: Partial<BatchPolicy>;
   synchronous?: Synchronous;
   /**
-   * How a commit of stream events alone (no new effect, no phase change) is made durable; `synchronous`
-   * unless set. `NORMAL` lets the daemon commit such batches at once without an fsync each: they survive
-   * a crash of the process, and the next `FULL` commit (an effect, a phase, a gate admission) fsyncs them.
+   * How a commit of stream events alone (no new effect), `backend.started` and the process phases
+   * (`spawning`, `running`) is made durable; `synchronous` unless set. `NORMAL` lets the daemon commit
+   * them without an fsync each: they survive a crash of the process, and the next `FULL` commit (an
+   * effect, another phase, a gate admission) fsyncs them.
    */
   streamSynchronous?: Synchronous;
   /** Hears failures nobody else can: a background flush or a subscriber that threw. */
@@ -108,6 +109,11 @@ interface TurnChanges {
 }
 
 const openSecretStatuses = new Set(["pending", "orphaned"]);
+/**
+ * Phases that describe the CLI process, committed at `streamSynchronous`: a power loss that could undo
+ * them ends that process too, and any effect it proves later commits FULL, which fsyncs them first.
+ */
+const processPhases: ReadonlySet<TurnPhase> = new Set(["spawning", "running"]);
 const synchronousModes: readonly Synchronous[] = ["FULL", "NORMAL"];
 
 function groupByTurn(batch: readonly PendingEvent[]): Map<string, PendingEvent[]> {
@@ -316,20 +322,25 @@ export class TurnJournal {
    */
   transition(turnId: string, change: TurnTransition): TurnRecord {
     const valid = parseInput(TurnTransition, change, "change");
-    this.flush();
-    this.#transaction(() => {
-      const turn = this.#requireTurnRow(turnId);
-      assertOwnerTransition(turnId, turn.phase, valid.phase);
-      this.#changeTurn(turn, {
-        phase: valid.phase,
-        events: valid.cause ? [valid.cause] : [],
-        conversationId: valid.conversationId,
-        spawnMarker: valid.spawnMarker,
-        process: valid.process,
-        error: valid.error,
-        stampGeneration: valid.phase === "spawning",
-      });
-    });
+    // Buffered events carry no new effect (those commit at once): this commit, or the next FULL one,
+    // makes them durable.
+    this.#flushStream();
+    const mode = processPhases.has(valid.phase) ? this.#streamSynchronous : this.#synchronous;
+    this.#withSynchronous(mode, () =>
+      this.#transaction(() => {
+        const turn = this.#requireTurnRow(turnId);
+        assertOwnerTransition(turnId, turn.phase, valid.phase);
+        this.#changeTurn(turn, {
+          phase: valid.phase,
+          events: valid.cause ? [valid.cause] : [],
+          conversationId: valid.conversationId,
+          spawnMarker: valid.spawnMarker,
+          process: valid.process,
+          error: valid.error,
+          stampGeneration: valid.phase === "spawning",
+        });
+      }),
+    );
     this.#notify([turnId]);
     return this.#requireTurn(turnId);
   }
@@ -442,10 +453,12 @@ export class TurnJournal {
       known = turn.effects;
     }
     const now = this.#clock.now();
-    let urgent = false;
+    let newEffect = false;
+    let started = false;
     for (const event of valid) {
       const bits = effectBitsOf(event);
-      if ((bits & ~known) !== 0 || event.type === "backend.started") urgent = true;
+      if ((bits & ~known) !== 0) newEffect = true;
+      if (event.type === "backend.started") started = true;
       known |= bits;
       this.#pending.push({ turnId, at: now, event });
     }
@@ -453,8 +466,8 @@ export class TurnJournal {
     this.#pendingSince ??= now;
     const full = this.#pending.length >= this.#batch.maxEvents;
     const old = now - this.#pendingSince >= this.#batch.maxDelayMs;
-    if (urgent) this.flush();
-    else if (full || old) this.#flushStream();
+    if (newEffect) this.flush();
+    else if (started || full || old) this.#flushStream();
     else this.#scheduleFlush();
   }
 
@@ -908,6 +921,7 @@ export class TurnJournal {
 
   /** A batch of stream events without a new effect (urgent ones flush at once, with `synchronous`). */
   #flushStream(): void {
+    if (this.#pending.length === 0) return;
     this.#withSynchronous(this.#streamSynchronous, () => this.flush());
   }
 

@@ -1,4 +1,5 @@
-import { describe, expect, test } from "vitest";
+import Database from "better-sqlite3";
+import { describe, expect, test, vi } from "vitest";
 import { createTestJournal, runningTurn } from "./helpers.js";
 
 describe("stream durability", () => {
@@ -28,6 +29,58 @@ describe("stream durability", () => {
     journal.transition(turn.id, { phase: "completed" });
     expect(seen).toEqual(["NORMAL", "FULL", "FULL", "FULL"]);
     expect(journal.readEvents(turn.id).map((e) => e.event.type)).toContain("reasoning");
+  });
+
+  test("the process phases (spawning, running) and backend.started commit with streamSynchronous; the end with FULL", () => {
+    const { journal } = createTestJournal({
+      batch: { maxEvents: 256, maxDelayMs: 1000 },
+      streamSynchronous: "NORMAL",
+    });
+    const turn = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "p" });
+    // Each `synchronous` the connection is set to, and each commit as its listeners hear it: a commit
+    // runs under the mode set last before it (a mode set for one commit is restored after it).
+    const log: string[] = [];
+    const pragma = Database.prototype.pragma;
+    const spy = vi.spyOn(Database.prototype, "pragma").mockImplementation(function (
+      this: Database.Database,
+      source: string,
+      options?: Database.PragmaOptions,
+    ) {
+      const set = /^synchronous = (\w+)$/.exec(source);
+      if (set) log.push(set[1] as string);
+      return pragma.call(this, source, options);
+    });
+    journal.subscribe(turn.id, (_, committed) =>
+      log.push(`commit ${(committed ?? []).map((envelope) => envelope.event.type).join("+")}`),
+    );
+    try {
+      journal.transition(turn.id, { phase: "spawning" });
+      journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+      journal.appendEvents(turn.id, [
+        { type: "backend.started", conversationId: "c0ffee00-0000-4000-8000-000000000001" },
+      ]);
+      journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered" }]);
+      journal.transition(turn.id, { phase: "completed" });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(log).toEqual([
+      ...["NORMAL", "FULL", "commit phase"],
+      ...["NORMAL", "FULL", "commit phase"],
+      ...["NORMAL", "commit backend.started", "FULL"],
+      // The buffered event goes first, at NORMAL; the end commits FULL and fsyncs both.
+      ...["NORMAL", "commit reasoning", "FULL", "commit terminal"],
+    ]);
+  });
+
+  test("a journal whose streams commit FULL commits the process phases FULL too", () => {
+    const { journal } = createTestJournal();
+    const turn = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "p" });
+    const seen: string[] = [];
+    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
+    journal.transition(turn.id, { phase: "spawning" });
+    journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+    expect(seen).toEqual(["FULL", "FULL"]);
   });
 
   test("deferDurability: the work's commits are NORMAL, buffered events before it and commits after it FULL", () => {
