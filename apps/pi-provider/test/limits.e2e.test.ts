@@ -57,7 +57,10 @@ describe.each(piLines(inject("node24")))("$name: usage and limits in Pi", (line)
     });
     const warned = await scenario.turn(pi, "[warn] go");
     expect(textOf(lastAssistant(warned))).toBe("WARNED");
-    const reset = /resets \d\d:\d\d UTC \(in (2h 0m|1h 59m)\)/;
+    // The reset's own time, with its day when that is not today (UTC): the test runs at any hour.
+    const at = new Date(resetsAt * 1000).toISOString();
+    const day = at.slice(0, 10) === new Date().toISOString().slice(0, 10) ? "" : `${at.slice(0, 10)} `;
+    const reset = new RegExp(`resets ${day}${at.slice(11, 16)} UTC \\(in (2h 0m|1h 59m)\\)`);
     expect(statusLines(pi.events())).toEqual([
       [
         "claude-code",
