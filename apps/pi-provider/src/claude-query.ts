@@ -45,6 +45,16 @@ const EXIT_GRACE_MS = 5_000;
 /** The ledger's own deadlines end every wait; this only keeps Claude Code's from firing first. */
 const MCP_TOOL_TIMEOUT_MS = 2 * 60 * 60_000;
 
+/**
+ * Pi owns the project's instructions (its system prompt carries AGENTS.md and CLAUDE.md, and replaces
+ * Claude Code's). Claude Code's built-in project-instructions plugin adds nothing here (with no setting
+ * sources it reads no project file) but runs hooks on every prompt (`prompt.submit` 48-68 ms and
+ * `turn.start` 14 ms in Claude Code 2.1.332's debug log): off. Built-in plugins are keyed
+ * `<name>@builtin` in `enabledPlugins` (read in the 2.1.332 binary: `${r}@${Ps}` in the built-in
+ * plugin loader, with `e?.enabledPlugins?.[n]` deciding, default on).
+ */
+export const CLAUDE_SETTINGS = { enabledPlugins: { "agents-md@builtin": false } } as const;
+
 /** The environment Claude Code gets: Pi's (and a provider-scoped overlay), with our defaults. */
 export function claudeEnvironment(
   base: Readonly<Record<string, string | undefined>>,
@@ -156,6 +166,7 @@ export class ClaudeQuery {
       },
       strictMcpConfig: true,
       settingSources: [],
+      settings: CLAUDE_SETTINGS,
       includePartialMessages: true,
       ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
       ...(spec.reasoning
