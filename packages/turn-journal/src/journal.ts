@@ -919,7 +919,7 @@ export class TurnJournal {
     }
   }
 
-  /** A batch of stream events without a new effect (urgent ones flush at once, with `synchronous`). */
+  /** Buffered events without a new effect, at `streamSynchronous` (a new effect flushes with `synchronous`). */
   #flushStream(): void {
     if (this.#pending.length === 0) return;
     this.#withSynchronous(this.#streamSynchronous, () => this.flush());

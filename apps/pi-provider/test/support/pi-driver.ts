@@ -200,7 +200,8 @@ export function claudeProcessesOf(pi: PiProcess): number[] {
     .map((line) => line.trim().split(/\s+/))
     .filter(([, , pgid, comm]) => Number(pgid) === pi.pid && comm === "claude")
     .map(([pid, ppid]) => ({ pid: Number(pid), ppid: Number(ppid) }));
-  // A child Claude Code forks (a hook's shell before its exec) is named "claude" too; it is not a Claude Code.
+  // Claude Code's own forked child is named "claude" too until it execs or is reaped (seen under load
+  // as `[claude] <defunct>`, parent the warm Claude Code); it is not a Claude Code of Pi's.
   const pids = new Set(claude.map((process) => process.pid));
   return claude.filter((process) => !pids.has(process.ppid)).map((process) => process.pid);
 }
