@@ -234,13 +234,14 @@ export class BridgeSession {
       onEnded: (detail) => this.onQueryEnded(live, detail),
     };
     const live: ClaudeQuery =
-      successor?.query ?? new ClaudeQuery(querySpec(this.options, inputs, action, issued), handlers);
+      successor?.query ?? new ClaudeQuery(querySpec(this.options, inputs, action, issued, warm), handlers);
     successor?.query.rebind(handlers);
     this.live = live;
     // Claude Code says nothing for seconds while it starts (bounded by the SDK's initialize timeout);
     // that is not a stalled stream.
     this.ledger.expectSilenceUntil(live.started);
     this.diag.queryStarted(action, replayedMessages, warm, successor !== undefined);
+    void live.warmedUp?.then((outcome) => this.diag.warmUp(outcome));
     if (successor) {
       for (const message of successor.early.splice(0)) handlers.onMessage(message);
       if (successor.ended !== undefined) handlers.onEnded(successor.ended);

@@ -1,6 +1,7 @@
 import type {
   Options,
   Query,
+  SDKControlInitializeResponse,
   SDKMessage,
   SDKUserMessage,
   query as sdkQuery,
@@ -10,6 +11,7 @@ import type { ClaudeUserBlock } from "./content.js";
 import { MCP_SERVER_NAME, MCP_TOOL_PREFIX, PiToolServer, type ToolCallHandler } from "./mcp-tools.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
 import { PromptQueue } from "./prompt-queue.js";
+import { WarmUp, type WarmUpOutcome } from "./warm-up.js";
 
 /** Everything one Claude Code process is started with. */
 export interface ClaudeQuerySpec {
@@ -27,6 +29,8 @@ export interface ClaudeQuerySpec {
   readonly tools: readonly PiTool[];
   /** The ids of the tool calls this query's Claude made (filled by whoever reads its messages). */
   readonly issued: Set<string>;
+  /** Started ahead of its first prompt: run Claude Code's prompt path once, asking the model nothing. */
+  readonly warmUp: boolean;
 }
 
 export interface ClaudeQueryHandlers {
@@ -88,8 +92,12 @@ export class ClaudeQuery {
   readonly issued: ReadonlySet<string>;
   /** Settles once Claude Code has answered the SDK's initialize (or failed to): it is up. */
   readonly started: Promise<void>;
+  /** How the warm-up ended, for a query started ahead of its first prompt. */
+  readonly warmedUp: Promise<WarmUpOutcome> | undefined;
   private readonly input = new PromptQueue();
   private readonly query: Query;
+  private readonly warmUp: WarmUp | undefined;
+  private prompted = false;
   private closing = false;
   private closed: Promise<void> | undefined;
   private stderrTail = "";
@@ -101,9 +109,12 @@ export class ClaudeQuery {
     this.issued = spec.issued;
     this.tools = new PiToolServer((call) => this.handlers.onToolCall(call));
     this.tools.setTools(spec.tools);
+    this.warmUp = spec.warmUp ? new WarmUp() : undefined;
+    this.warmedUp = this.warmUp?.outcome;
     this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
     const initialized = (this.query as Partial<Query>).initializationResult?.();
     this.started = initialized ? initialized.then(noop, noop) : Promise.resolve();
+    if (this.warmUp) void this.sendWarmUp(this.warmUp, initialized);
     void this.consume();
   }
 
@@ -119,6 +130,7 @@ export class ClaudeQuery {
   /** One user message; `next` puts it ahead of tool results Claude Code is about to send. */
   push(blocks: readonly ClaudeUserBlock[], priority?: "next"): void {
     if (blocks.length === 0) return;
+    this.prompted = true;
     const message: SDKUserMessage = {
       type: "user",
       message: { role: "user", content: [...blocks] },
@@ -176,17 +188,30 @@ export class ClaudeQuery {
         ? { resume: spec.resume.sessionId, ...(spec.resume.at ? { resumeSessionAt: spec.resume.at } : {}) }
         : {}),
       ...(spec.claudeExecutable ? { pathToClaudeCodeExecutable: spec.claudeExecutable } : {}),
+      ...(this.warmUp ? { hooks: { UserPromptSubmit: [{ hooks: [this.warmUp.hook] }] } } : {}),
       stderr: (data) => {
         this.stderrTail = (this.stderrTail + data).slice(-STDERR_TAIL_CHARS);
       },
     };
   }
 
+  private async sendWarmUp(
+    warmUp: WarmUp,
+    initialized: Promise<SDKControlInitializeResponse> | undefined,
+  ): Promise<void> {
+    const init = await initialized?.catch(() => undefined);
+    const message = this.closing ? warmUp.skip("the query closed first") : warmUp.start(init, this.prompted);
+    if (message) this.input.push(message);
+  }
+
   private async consume(): Promise<void> {
     let failure: unknown;
     try {
       for await (const message of this.query) {
-        if (!this.closing) this.handlers.onMessage(message);
+        if (this.closing) continue;
+        const warmUp = this.warmUp?.read(message);
+        if (warmUp === "answered") this.endAnsweredWarmUp();
+        else if (warmUp === undefined) this.handlers.onMessage(message);
       }
     } catch (error) {
       failure = error;
@@ -195,6 +220,14 @@ export class ClaudeQuery {
     this.closing = true;
     const reason = failure ? describeError(failure) : "the query ended";
     this.handlers.onEnded([reason, this.stderrTail.trim()].filter(Boolean).join("\n"));
+  }
+
+  /** Never expected (Claude Code said it registered the hook): this conversation is no longer Pi's. */
+  private endAnsweredWarmUp(): void {
+    void this.close();
+    this.handlers.onEnded(
+      "Claude Code sent the warm-up prompt to the model (the hook meant to block it did not); the query was ended",
+    );
   }
 }
 

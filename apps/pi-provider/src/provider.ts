@@ -158,7 +158,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       offerSuccessor(
         settingsOf(inputs),
         (handlers, issued) =>
-          new ClaudeQuery(querySpec(host, inputs, { kind: "fresh", tellFrom: 0 }, issued), handlers),
+          new ClaudeQuery(querySpec(host, inputs, { kind: "fresh", tellFrom: 0 }, issued, true), handlers),
       );
     },
     suspend: async (sessionId) => {

@@ -42,6 +42,7 @@ export function querySpec(
   inputs: QueryInputs,
   action: Extract<QueryAction, { kind: "resume" | "resume-at" | "fresh" }>,
   issued: Set<string>,
+  warmUp: boolean,
 ): ClaudeQuerySpec {
   return {
     runQuery: host.runQuery,
@@ -57,5 +58,6 @@ export function querySpec(
         : { sessionId: action.sessionId, ...(action.kind === "resume-at" ? { at: action.at } : {}) },
     tools: inputs.tools,
     issued,
+    warmUp,
   };
 }

@@ -2,6 +2,7 @@ import type { Clock } from "@bridgeworks/delivery-reconciler";
 import type { DiagWriter } from "./diag-log.js";
 import type { QueryAction } from "./query-planner.js";
 import { type RateLimitState, rateLimitFields } from "./rate-limits.js";
+import type { WarmUpOutcome } from "./warm-up.js";
 
 /** The provider's own diagnostics records for one Pi session (the ledger writes its own). */
 export class SessionDiag {
@@ -26,6 +27,10 @@ export class SessionDiag {
       ...(warm ? { warm: true as const } : {}),
       ...(successor ? { successor: true as const } : {}),
     });
+  }
+
+  warmUp(outcome: WarmUpOutcome): void {
+    this.write({ type: "claude_warm_up", ...this.stamp(), ...outcome });
   }
 
   queryEnded(detail: string): void {

@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { lastUserText, offeredTools, textReply } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
+import { WARM_UP_PROMPT } from "../src/warm-up.js";
 import {
   claudeProcessesOf,
   lastAssistant,
@@ -33,6 +34,27 @@ function queryStarts(current: Scenario) {
   return current.diag().filter((record) => record.type === "claude_query_started");
 }
 
+function warmUps(current: Scenario) {
+  return current.diag().filter((record) => record.type === "claude_warm_up");
+}
+
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Every user message the double was sent, as text: a warm-up must never be among them. */
+function userTexts(current: Scenario): string[] {
+  return modelRequests(current.double).flatMap((request) =>
+    (request.body as { messages: { role: string; content: unknown }[] }).messages
+      .filter((message) => message.role === "user")
+      .map((message) => JSON.stringify(message.content)),
+  );
+}
+
 describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of the first prompt", (line) => {
   test("Pi started on a claude-code model: Claude Code runs before any prompt, asks the model nothing, and answers the first prompt", async () => {
     scenario = await Scenario.start({
@@ -51,6 +73,7 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     const pi = scenario.pi(line, { env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "" } });
     expect((await pi.call({ type: "get_state" })).success).toBe(true);
     const [warm] = await claudeWhen(pi, (pids) => pids.length === 1, "a Claude Code ahead of the prompt");
+    await until(() => warmUps(scenario!).length > 0, "the warm-up's end");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // Nothing that costs tokens (Claude Code's start-up connectivity probe, HEAD /api/hello, may come).
     expect(
@@ -58,6 +81,8 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
         .filter((request) => request.path.startsWith("/v1/"))
         .map((request) => request.path),
     ).toEqual([]);
+    // Claude Code ran its prompt path once on a prompt its own hook blocked (sent to no model).
+    expect(warmUps(scenario)).toEqual([expect.objectContaining({ outcome: "blocked" })]);
 
     const events = await scenario.turn(pi, "[first] hello");
     expect(textOf(lastAssistant(events))).toBe("FIRST ANSWER");
@@ -69,6 +94,7 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     expect(
       modelRequests(scenario.double).filter((request) => offeredTools(request.body).length > 0),
     ).toHaveLength(1);
+    expect(userTexts(scenario).filter((text) => text.includes(WARM_UP_PROMPT))).toEqual([]);
     scenario.expectQuiescent();
   });
 
@@ -95,6 +121,7 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     const last = JSON.stringify(modelRequests(scenario.double).at(-1)!.body);
     expect(last.split("[one] first")).toHaveLength(2);
     expect(last).toContain("NATIVE");
+    expect(userTexts(scenario).filter((text) => text.includes(WARM_UP_PROMPT))).toEqual([]);
     scenario.expectQuiescent();
   });
 
@@ -117,8 +144,9 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     expect(sessions.size).toBe(2);
     // Started by the old session as Pi replaced it, before the new session (and its instance) existed.
     expect(queryStarts(scenario).at(-1)).toMatchObject({ warm: true, resumed: false, successor: true });
-    // The new session's request carries nothing of the old one.
+    // The new session's request carries nothing of the old one, nor of the warm-ups.
     expect(JSON.stringify(modelRequests(scenario.double).at(-1)!.body)).not.toContain("[old] first");
+    expect(userTexts(scenario).filter((text) => text.includes(WARM_UP_PROMPT))).toEqual([]);
     scenario.expectQuiescent();
   });
 

@@ -265,6 +265,20 @@ export const ClaudeQueryStartedRecord = z.strictObject({
 });
 export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
 
+/**
+ * How the warm-up of a query started ahead of its first prompt ended: `blocked` by the query's own
+ * hook as meant (`ms` from sending it to its end), `skipped` (`reason`), or `answered`: the model saw
+ * it, and the query was ended so that nothing of it reaches Pi's conversation.
+ */
+export const ClaudeWarmUpRecord = z.strictObject({
+  type: z.literal("claude_warm_up"),
+  ...recordContext,
+  outcome: z.enum(["blocked", "skipped", "answered"]),
+  ms: z.number().nonnegative().optional(),
+  reason: z.string().min(1, "reason must not be empty").max(200).optional(),
+});
+export type ClaudeWarmUpRecord = z.infer<typeof ClaudeWarmUpRecord>;
+
 /** Claude Code ended its query on its own (exit, crash); `detail` is the tail of what it said. */
 export const ClaudeQueryEndedRecord = z.strictObject({
   type: z.literal("claude_query_ended"),
@@ -307,6 +321,7 @@ export const ClaudeBridgeDiagnosticRecord = z.discriminatedUnion("type", [
   ...DeliveryDiagnosticRecord.options,
   UndeliveredToolCallsFlushedRecord,
   ClaudeQueryStartedRecord,
+  ClaudeWarmUpRecord,
   ClaudeQueryEndedRecord,
   ClaudeApiRetryRecord,
   ClaudeRateLimitRecord,
