@@ -33,7 +33,11 @@ async function authorize(): Promise<string> {
   }
 }
 
-function unreachable(error: unknown): Unreachable {
+/**
+ * The daemon stopped answering (a request failed, a stream broke or ended): whoever answers on this
+ * port next must prove its identity again before a request carries the token.
+ */
+export function unreachable(error: unknown): Unreachable {
   forgetVerification();
   return new Unreachable(error);
 }

@@ -1,9 +1,10 @@
 import type { FlootSessionChange } from "@bridgeworks/protocol";
-import { openEventStream, Unreachable } from "./api.js";
+import { openEventStream, unreachable } from "./api.js";
 
 /**
  * Reads `GET /v1/changes` (Server-Sent Events) and hands each session change to `onChange` until
- * `signal` aborts. The stream never ends by itself: its end or failure throws `Unreachable`.
+ * `signal` aborts. The stream never ends by itself: its end or failure throws `Unreachable`, and the
+ * next request proves the daemon's identity again (whoever holds the port now may be another user).
  */
 export async function watchSessionChanges(
   onOpen: () => void,
@@ -29,7 +30,7 @@ export async function watchSessionChanges(
     }
   } catch (error) {
     if (signal.aborted) throw error;
-    throw new Unreachable(error);
+    throw unreachable(error);
   }
-  throw new Unreachable("the change stream ended");
+  throw unreachable("the change stream ended");
 }
