@@ -1,12 +1,16 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { UiAuth } from "../src/daemon/ui-auth.js";
 import { Unreachable } from "../ui/src/api.js";
 import { watchSessionChanges } from "../ui/src/session-changes.js";
 
 // The page's own modules (ui/src) run here against one port whose owner changes: first the daemon,
-// then another user's server. Node has fetch, WebCrypto and streams; the page's `location` and
+// then another user's server. The daemon's side is its own sign-in (`UiAuth`: the credential and the
+// identity proof). Node has fetch, WebCrypto and streams; the page's `location` and
 // `sessionStorage` are given, and relative URLs resolve against that origin as in the browser.
 
 const cleanups: (() => void)[] = [];
@@ -22,7 +26,9 @@ interface Seen {
 async function onePort() {
   let owner: "daemon" | "squatter" = "daemon";
   const squatterSaw: Seen[] = [];
-  const identityKey = randomBytes(32).toString("base64url");
+  const stateDir = mkdtempSync(join(tmpdir(), "floot-ui-reconnect-"));
+  cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
+  const auth = new UiAuth({ stateDir });
   const openStreams = new Set<ServerResponse>();
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (owner === "squatter") {
@@ -36,10 +42,8 @@ async function onePort() {
         body += chunk.toString();
       });
       request.on("end", () => {
-        const { nonce } = JSON.parse(body) as { nonce: string };
-        const proof = createHmac("sha256", Buffer.from(identityKey, "base64url"))
-          .update(`${origin}\n${nonce}`)
-          .digest("base64url");
+        const { sessionId, nonce } = JSON.parse(body) as { sessionId: string; nonce: string };
+        const proof = auth.prove(sessionId, origin, nonce);
         response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ proof }));
       });
       return;
@@ -53,14 +57,7 @@ async function onePort() {
   cleanups.push(() => server.close());
   cleanups.push(() => server.closeAllConnections());
 
-  const token = randomBytes(32).toString("base64url");
-  const credential = {
-    token,
-    sessionId: randomBytes(32).toString("base64url"),
-    identityKey,
-    origin,
-    expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
-  };
+  const credential = (await auth.redeemLoginCode(auth.mintLoginCode().code, origin))!;
   const storage = new Map([["floot.credential", JSON.stringify(credential)]]);
   const realFetch = globalThis.fetch;
   const page = globalThis as unknown as Record<string, unknown>;
@@ -74,7 +71,7 @@ async function onePort() {
   });
 
   return {
-    token,
+    token: credential.token,
     squatterSaw,
     /** The daemon dies with the stream open, and another user's server answers on its port at once. */
     daemonReplacedBySquatter() {

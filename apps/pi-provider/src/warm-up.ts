@@ -64,7 +64,6 @@ export class WarmUp {
   }
 
   skip(reason: string): undefined {
-    this.finished = true;
     this.settle({ outcome: "skipped", reason });
     return undefined;
   }

@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { lastUserText, offeredTools, textReply } from "@bridgeworks/model-double";
+import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import { WARM_UP_PROMPT } from "../src/warm-up.js";
 import {
@@ -38,14 +39,6 @@ function warmUps(current: Scenario) {
   return current.diag().filter((record) => record.type === "claude_warm_up");
 }
 
-async function until(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Every user message the double was sent, as text: a warm-up must never be among them. */
 function userTexts(current: Scenario): string[] {
   return modelRequests(current.double).flatMap((request) =>
@@ -73,7 +66,7 @@ describe.each(piLines(inject("node24")))("$name: Claude Code started ahead of th
     const pi = scenario.pi(line, { env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "" } });
     expect((await pi.call({ type: "get_state" })).success).toBe(true);
     const [warm] = await claudeWhen(pi, (pids) => pids.length === 1, "a Claude Code ahead of the prompt");
-    await until(() => warmUps(scenario!).length > 0, "the warm-up's end");
+    await waitUntil(() => warmUps(scenario!).length > 0, 30_000, "the warm-up's end");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     // Nothing that costs tokens (Claude Code's start-up connectivity probe, HEAD /api/hello, may come).
     expect(

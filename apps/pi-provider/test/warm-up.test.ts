@@ -1,4 +1,5 @@
 import type { HookInput, Options, Query, SDKMessage, SDKUserMessage } from "@anthropic-ai/claude-agent-sdk";
+import { waitUntil } from "@bridgeworks/test-harness";
 import { describe, expect, test } from "vitest";
 import { ClaudeQuery } from "../src/claude-query.js";
 import { WARM_UP_PROMPT } from "../src/warm-up.js";
@@ -102,12 +103,6 @@ function start(behaviour: Behaviour, warmUp = true) {
   return { query, run: () => runs[0]!, seen, ended };
 }
 
-const until = async (done: () => boolean, what: string) => {
-  for (let waited = 0; !done(); waited += 5) {
-    if (waited > 5_000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
 const prompt = (text: string) => [{ type: "text" as const, text }];
 
 describe("the warm-up of a query started ahead of its first prompt", () => {
@@ -119,7 +114,7 @@ describe("the warm-up of a query started ahead of its first prompt", () => {
 
     // A prompt of Pi's with the warm-up's very text is not blocked: the hook blocks once.
     query.push(prompt(WARM_UP_PROMPT));
-    await until(() => seen.some((message) => message.type === "result"), "the answer");
+    await waitUntil(() => seen.some((message) => message.type === "result"), 5_000, "the answer");
     expect(run().prompts).toEqual([WARM_UP_PROMPT]);
     expect(seen.map((message) => message.type)).toEqual(["system", "assistant", "result"]);
     expect(ended).toEqual([]);
@@ -144,7 +139,7 @@ describe("the warm-up of a query started ahead of its first prompt", () => {
     const { query, run, seen } = start({ hooksApplied: true });
     query.push(prompt(WARM_UP_PROMPT));
     await expect(query.warmedUp).resolves.toEqual({ outcome: "skipped", reason: "a prompt came first" });
-    await until(() => seen.some((message) => message.type === "result"), "the answer");
+    await waitUntil(() => seen.some((message) => message.type === "result"), 5_000, "the answer");
     expect(run().prompts).toEqual([WARM_UP_PROMPT]);
     expect(run().blocked).toEqual([]);
     await query.close();
@@ -153,7 +148,7 @@ describe("the warm-up of a query started ahead of its first prompt", () => {
   test("a Claude Code that answers the warm-up anyway: the query ends, and Pi sees nothing of it", async () => {
     const { query, run, seen, ended } = start({ hooksApplied: true, ignoresHooks: true });
     await expect(query.warmedUp).resolves.toEqual({ outcome: "answered" });
-    await until(() => ended.length > 0, "the query's end");
+    await waitUntil(() => ended.length > 0, 5_000, "the query's end");
     expect(ended).toEqual([expect.stringContaining("Claude Code sent the warm-up prompt to the model")]);
     expect(run().prompts).toEqual([WARM_UP_PROMPT]);
     expect(seen).toEqual([]);
