@@ -36,10 +36,10 @@ export function readDaemonFile(stateDir) {
 }
 
 /** Starts the bundle on `stateDir`; resolves when it wrote a daemon.json of its own (ready). */
-export function startDaemon(root, stateDir, { env = {}, nodeArgs = [] } = {}) {
+export function startDaemon(root, stateDir, { env = {}, nodeArgs = [], daemonArgs = [] } = {}) {
   const startedAt = performance.now();
   const previous = readDaemonFile(stateDir)?.generation;
-  const child = spawn(process.execPath, [...nodeArgs, bundle, "daemon", "--state", stateDir], {
+  const child = spawn(process.execPath, [...nodeArgs, bundle, "daemon", "--state", stateDir, ...daemonArgs], {
     env: { ...process.env, FLOOT_RUNTIME_DIR: join(root, "run"), FLOOT_CLAUDE_COMMAND: fakeClaude, ...env },
     stdio: ["ignore", "ignore", "ignore"],
   });

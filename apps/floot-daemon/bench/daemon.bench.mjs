@@ -133,10 +133,15 @@ async function gateLatency() {
   };
 }
 
-// `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [section...]` runs only the named
-// sections; `--scale` shrinks the load profile's journal, `--cpu-prof-dir` profiles its daemon.
+// `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [--cli-nice=N] [section...]` runs only
+// the named sections; `--scale` shrinks the load profile's journal, `--cpu-prof-dir` profiles its
+// daemon, `--cli-nice` starts that daemon with it (an A/B of the CLIs' priority).
 const { values: flags, positionals: chosen } = parseArgs({
-  options: { scale: { type: "string", default: "1" }, "cpu-prof-dir": { type: "string" } },
+  options: {
+    scale: { type: "string", default: "1" },
+    "cpu-prof-dir": { type: "string" },
+    "cli-nice": { type: "string" },
+  },
   allowPositionals: true,
 });
 const scale = Number(flags.scale);
@@ -146,7 +151,12 @@ const sections = {
   acceptToSpawn,
   followLatency,
   gateLatency,
-  loadProfile: () => loadProfile(root, { scale, cpuProfileDir: flags["cpu-prof-dir"] }),
+  loadProfile: () =>
+    loadProfile(root, {
+      scale,
+      cpuProfileDir: flags["cpu-prof-dir"],
+      ...(flags["cli-nice"] !== undefined && { cliNice: flags["cli-nice"] }),
+    }),
 };
 for (const name of chosen) if (!(name in sections)) throw new Error(`unknown bench section ${name}`);
 

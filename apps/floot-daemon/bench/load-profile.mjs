@@ -116,9 +116,9 @@ async function streamTurns(call, sessions, file, latencies, counts) {
 /**
  * `scale` shrinks the journal (sessions and running turns; 0.1 = 1k sessions / 10k turns / 100k events)
  * for a run that fits a profile; the clients, followers and streams stay as they are. `cpuProfileDir`
- * starts the measured daemon with `--cpu-prof` writing there.
+ * starts the measured daemon with `--cpu-prof` writing there; `cliNice` starts it with `--cli-nice`.
  */
-export async function loadProfile(root, { scale = 1, cpuProfileDir } = {}) {
+export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = {}) {
   const shape = {
     ...fullShape,
     sessions: Math.max(streamingTurns, Math.round(fullShape.sessions * scale)),
@@ -145,6 +145,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir } = {}) {
       loopDelayPreloadPath,
       ...(cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : []),
     ],
+    daemonArgs: cliNice === undefined ? [] : ["--cli-nice", String(cliNice)],
     env: {
       FLOOT_LOOP_DELAY_FILE: loopFile,
       FAKE_CLAUDE_DELTAS: String(deltasPerTurn),
@@ -196,6 +197,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir } = {}) {
     const full = stats(fullReady);
     return {
       journal: { scale, ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
+      cliNice: cliNice ?? "default",
       eventLoopDelayMs: { idle: idleLoop, loaded: loadedLoop, goal: "loaded p99 < 10" },
       // The daemon's own CPU time while loaded, per event it delivered to a follower: the cost of the
       // work, comparable across runs on a shared machine where the delays above are not.

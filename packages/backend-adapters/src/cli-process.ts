@@ -9,6 +9,7 @@ import {
   readProcessStatus,
   signalProcessGroup,
 } from "./process-identity.js";
+import { assertNice, lowerProcessPriority } from "./process-priority.js";
 import { spawnMarkerVariable } from "./spawn-marker.js";
 
 export interface CliLaunch {
@@ -25,6 +26,12 @@ export interface CliLaunch {
   spawnMarker?: SpawnMarker;
   /** Appended to the error when the command cannot be found or run, e.g. how to install it. */
   installHint?: string;
+  /**
+   * The CLI's nice value (0-19), given to it and to its session's scheduling group as soon as it has
+   * started (`lowerProcessPriority`); what it starts later inherits it. Without it the CLI runs at the
+   * caller's priority.
+   */
+  nice?: number;
 }
 
 export interface CliExit {
@@ -88,6 +95,7 @@ export function startCliProcess(
   deps: CliProcessDeps = {},
 ): RunningCli {
   assertRunnable(launch);
+  if (launch.nice !== undefined) assertNice(launch.nice);
   const spawn = deps.spawn ?? nodeSpawn;
   const child = spawn(launch.command, launch.args, {
     cwd: launch.cwd,
@@ -113,6 +121,8 @@ export function startCliProcess(
     );
   }
   const pid: number = spawnedPid;
+  // Before its stdin is written: a CLI reads its prompt before it starts anything.
+  if (launch.nice !== undefined) lowerProcessPriority(pid, launch.nice);
   // Read before anything can reap the child; a process that already exited is still a zombie here.
   const status = (deps.readProcessStatus ?? readProcessStatus)(pid);
   if (status === undefined)

@@ -207,3 +207,64 @@ describe("recording the spawn", () => {
     await waitFor(() => !isAlive(spawnedPid));
   });
 });
+
+describe("a CLI's priority", () => {
+  /** Field 19 of /proc/<pid>/stat; the fields after the command name start at field 3. */
+  const niceOf = (pid: number | "self") => {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  };
+  const autogroupOf = (pid: number | "self") => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+
+  function startNiced(nice?: number) {
+    const lines: string[] = [];
+    const cli = startCliProcess(
+      {
+        command: "sh",
+        // It starts its child only once its stdin is read, as a CLI reads its prompt first.
+        args: ["-c", "read go; sleep 300 & echo $!; wait"],
+        cwd: process.cwd(),
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+        stdin: "go\n",
+        ...(nice !== undefined && { nice }),
+      },
+      { onSpawned: () => {}, onLine: (line) => lines.push(line) },
+    );
+    started.push(cli);
+    return { cli, lines };
+  }
+
+  test("the CLI, what it starts and its scheduling group run at the nice asked for; the caller's do not", async () => {
+    const ownAutogroup = autogroupOf("self");
+    const { cli, lines } = startNiced(10);
+    await waitFor(() => lines.length > 0);
+    const child = Number(lines[0]);
+    expect(niceOf(cli.identity.pid)).toBe(10);
+    expect(niceOf(child)).toBe(10);
+    expect(autogroupOf(cli.identity.pid)).toMatch(/ nice 10$/);
+    // Its own session is its own group: lowering that one left the caller's as it was.
+    expect(autogroupOf(cli.identity.pid)).not.toBe(ownAutogroup);
+    expect(autogroupOf("self")).toBe(ownAutogroup);
+    expect(niceOf("self")).toBe(0);
+  });
+
+  test("without a nice the CLI runs at the caller's priority", async () => {
+    const { cli, lines } = startNiced();
+    await waitFor(() => lines.length > 0);
+    expect(niceOf(cli.identity.pid)).toBe(niceOf("self"));
+    expect(autogroupOf(cli.identity.pid)).toMatch(/ nice 0$/);
+  });
+
+  test("a nice outside 0-19 is refused before anything is spawned", () => {
+    for (const nice of [-1, 20, 2.5]) {
+      let spawned = false;
+      expect(() =>
+        startCliProcess(
+          { command: "true", args: [], cwd: process.cwd(), env: { PATH: process.env.PATH ?? "/bin" }, nice },
+          { onSpawned: () => (spawned = true), onLine: () => {} },
+        ),
+      ).toThrow(`nice must be an integer from 0 to 19, got ${nice}`);
+      expect(spawned).toBe(false);
+    }
+  });
+});

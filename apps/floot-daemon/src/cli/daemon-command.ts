@@ -1,5 +1,6 @@
 import { defineCommand, integer } from "@bridgeworks/cli";
 import { createLogger, streamSink } from "@bridgeworks/runtime";
+import { defaultCliNice } from "../daemon/cli-nice.js";
 import { resolveStateDir } from "../state-dir.js";
 import type { FlootContext } from "./context.js";
 import { daemonOptions } from "./daemon-connection.js";
@@ -20,6 +21,12 @@ export const daemonCommand = defineCommand<FlootContext>()({
       summary: "the port on 127.0.0.1 (0: any free one)",
       parse: integer(0, 65_535),
     },
+    "cli-nice": {
+      type: "string",
+      placeholder: "N",
+      summary: `the nice value (0-19) of the CLIs the daemon starts; 0: the daemon's own (default ${defaultCliNice})`,
+      parse: integer(0, 19),
+    },
     "sign-in-link": {
       type: "boolean",
       summary: "print a one-time web UI sign-in link to the controlling terminal (never to stderr or a log)",
@@ -36,6 +43,7 @@ export const daemonCommand = defineCommand<FlootContext>()({
     const daemon = await startDaemon({
       stateDir,
       ...(options.port !== undefined && { port: options.port }),
+      ...(options["cli-nice"] !== undefined && { cliNice: options["cli-nice"] }),
       env: context.env,
       logger,
       ...(context.uiDir !== undefined && { uiDir: context.uiDir }),

@@ -28,6 +28,7 @@ import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
+import { defaultCliNice } from "./cli-nice.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { maskingJournal } from "./masking-journal.js";
@@ -62,6 +63,11 @@ export interface DaemonOptions {
   trace?: Trace;
   /** The web UI's static files, when installed. */
   uiDir?: string;
+  /**
+   * The nice value (0-19) of every CLI the daemon starts, and of its scheduling group; 0 leaves them at
+   * the daemon's own priority. Default `defaultCliNice`.
+   */
+  cliNice?: number;
 }
 
 export interface RunningDaemon {
@@ -195,6 +201,7 @@ async function startLocked(
     permissions,
     logger,
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
+    cliNice: options.cliNice ?? defaultCliNice,
     trace,
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),

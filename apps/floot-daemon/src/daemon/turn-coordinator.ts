@@ -53,6 +53,8 @@ export interface TurnCoordinatorOptions {
   logger: Logger;
   /** How long one tool call may wait (a human answering a secret form). */
   toolTimeoutMs: number;
+  /** Every CLI's nice value (backend-adapters' `CliLaunch.nice`). */
+  cliNice: number;
   trace?: Trace;
 }
 
@@ -183,7 +185,7 @@ export class TurnCoordinator {
       this.#trace("turn:before-spawn", { turnId: turn.id, spawnMarker });
       const effectFree = live.effectFreeTools;
       live.running = runTurn(
-        { ...prepared, launch: { ...prepared.launch, spawnMarker } },
+        { ...prepared, launch: { ...prepared.launch, spawnMarker, nice: this.#options.cliNice } },
         {
           onSpawned: (identity) => {
             this.#trace("turn:spawned", { turnId: turn.id, pid: identity.pid });

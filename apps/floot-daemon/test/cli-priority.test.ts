@@ -1,0 +1,67 @@
+import { readFileSync } from "node:fs";
+import { findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
+import type { Backend } from "@bridgeworks/protocol";
+import { afterEach, describe, expect, test } from "vitest";
+import { FlootWorld } from "./daemon-harness.js";
+
+// The daemon runs its CLIs below itself (`floot daemon --cli-nice`, default 10), so ten CLIs starting at
+// once on two cores do not stall the loop that serves every page and follower. Checked on the real
+// CLIs while a turn waits on the model: the CLI, everything it started (the MCP shim included) and its
+// scheduling group are niced; the daemon is not.
+
+let world: FlootWorld | undefined;
+afterEach(async () => {
+  const problems = (await world?.dispose()) ?? [];
+  world = undefined;
+  expect(problems).toEqual([]);
+});
+
+/** Field 19 of /proc/<pid>/stat; the fields after the command name start at field 3. */
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+}
+
+const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+
+describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", (backend) => {
+  /** A turn waiting on the model: its CLI and the processes carrying its spawn marker. */
+  async function waitingTurn(w: FlootWorld) {
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[wait] hold on");
+    const running = await w.waitForTurn(turn.id, (t) => t.phase === "running" && !!t.process, "running");
+    await w.double.waitForRequest(() => true, { timeoutMs: 60_000 });
+    const marker = w.readTurnRow(turn.id)?.spawnMarker ?? "";
+    const carriers = (findProcessesBySpawnMarker([marker]).get(marker) ?? []).map((p) => p.pid);
+    return { cli: running.process!.pid, carriers };
+  }
+
+  async function setUp(): Promise<FlootWorld> {
+    world = await FlootWorld.create(backend, {
+      steps: [{ response: { events: [{ type: "stall" }] }, repeat: true }],
+    });
+    return world;
+  }
+
+  test("by default the CLI, what it started and its scheduling group run at nice 10, the daemon at 0", async () => {
+    const w = await setUp();
+    const daemon = await w.startDaemon();
+    const { cli, carriers } = await waitingTurn(w);
+    // The CLI and at least one process it started (its MCP shim connects before the first request).
+    expect(carriers).toContain(cli);
+    expect(carriers.length).toBeGreaterThan(1);
+    for (const pid of carriers) expect(niceOf(pid), `pid ${pid}`).toBe(10);
+    expect(autogroupOf(cli)).toMatch(/ nice 10$/);
+    expect(niceOf(daemon.process.pid)).toBe(0);
+    expect(autogroupOf(daemon.process.pid)).toMatch(/ nice 0$/);
+    expect(autogroupOf(daemon.process.pid)).not.toBe(autogroupOf(cli));
+  });
+
+  test("--cli-nice 0 leaves the CLI at the daemon's priority", async () => {
+    const w = await setUp();
+    await w.startDaemon({}, {}, ["--cli-nice", "0"]);
+    const { cli, carriers } = await waitingTurn(w);
+    for (const pid of carriers) expect(niceOf(pid), `pid ${pid}`).toBe(0);
+    expect(autogroupOf(cli)).toMatch(/ nice 0$/);
+  });
+});
