@@ -71,14 +71,26 @@ async function errorOf(response: Response): Promise<ApiError> {
   }
 }
 
+/** One Server-Sent Event: its `event:` name (absent for the default) and its `data:` lines joined. */
+export interface ServerSentEvent {
+  name: string | undefined;
+  data: string;
+}
+
 /**
- * Opens a Server-Sent Events stream with the page's token (read through `fetch`: no EventSource, which
- * could not send it). A failure to connect is `Unreachable`, an error answer an `ApiError`.
+ * Reads a Server-Sent Events stream with the page's token (through `fetch`: no EventSource, which could
+ * not send it) until `onEvent` answers "done". Every other end of the stream, a break, an end or bytes
+ * that are not events, throws `Unreachable`, which forgets the daemon's proof: whoever answers on the
+ * port next proves its identity before a request carries the token. The one place that decides what a
+ * broken stream means. An error answer is an `ApiError`; an abort of `signal`, and whatever `onEvent`
+ * throws, pass through unchanged.
  */
-export async function openEventStream(
+export async function readEventStream(
   path: string,
   signal: AbortSignal,
-): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  onOpen: () => void,
+  onEvent: (event: ServerSentEvent) => "done" | undefined,
+): Promise<void> {
   const auth = await authorize();
   let response: Response;
   try {
@@ -93,12 +105,36 @@ export async function openEventStream(
     throw unreachable(error);
   }
   if (!response.ok || !response.body) throw await errorOf(response);
-  return response as Response & { body: ReadableStream<Uint8Array> };
+  onOpen();
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    let chunk: ReadableStreamReadResult<string>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw unreachable(error);
+    }
+    if (chunk.done) throw unreachable("the event stream ended");
+    buffer += chunk.value;
+    for (let split = buffer.indexOf("\n\n"); split !== -1; split = buffer.indexOf("\n\n")) {
+      const lines = buffer.slice(0, split).split("\n");
+      buffer = buffer.slice(split + 2);
+      const data = lines.filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
+      if (data.length === 0) continue;
+      const name = lines.find((line) => line.startsWith("event: "))?.slice(7);
+      if (onEvent({ name, data: data.join("\n") }) === "done") {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+    }
+  }
 }
 
 /**
- * Follows a turn's events from `from` over Server-Sent Events until its terminal event. A stream that
- * breaks or ends early throws `Unreachable`: the caller reattaches by asking for the current turn again.
+ * Follows a turn's events from `from` until its terminal event. A stream that breaks or ends before it
+ * throws `Unreachable`: the caller reattaches by asking for the current turn again.
  */
 export async function followTurn(
   turnId: string,
@@ -106,40 +142,25 @@ export async function followTurn(
   onEnvelope: (envelope: TurnEventEnvelope) => void,
   signal: AbortSignal,
 ): Promise<void> {
-  const response = await openEventStream(
+  await readEventStream(
     `/v1/turns/${encodeURIComponent(turnId)}/follow?from=${from}`,
     signal,
+    () => {},
+    (event) => {
+      const envelope = parseEvent<TurnEventEnvelope>(event);
+      onEnvelope(envelope);
+      return envelope.event.type === "terminal" ? "done" : undefined;
+    },
   );
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let ended = false;
+}
+
+/** An event's data; data that is not JSON means the port's answerer is not the daemon. */
+export function parseEvent<T>(event: ServerSentEvent): T {
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let split = buffer.indexOf("\n\n");
-      while (split !== -1) {
-        const data = buffer
-          .slice(0, split)
-          .split("\n")
-          .filter((line) => line.startsWith("data: "))
-          .map((line) => line.slice(6))
-          .join("\n");
-        buffer = buffer.slice(split + 2);
-        split = buffer.indexOf("\n\n");
-        if (!data) continue;
-        const envelope = JSON.parse(data) as TurnEventEnvelope;
-        onEnvelope(envelope);
-        if (envelope.event.type === "terminal") ended = true;
-      }
-    }
+    return JSON.parse(event.data) as T;
   } catch (error) {
-    if (signal.aborted) throw error;
-    if (error instanceof GapError) throw error;
     throw unreachable(error);
   }
-  if (!ended) throw unreachable("the event stream ended before the turn did");
 }
 
 /** An event arrived past the next expected index: the page reloads the missing ones instead of guessing. */
