@@ -1,6 +1,6 @@
 import { defineConfig, type UserConfig } from "tsdown";
 
-// Self-contained files: the CLI and daemon, the MCP shim and the gate hook the CLIs launch (each built
+// Self-contained files: the CLI and daemon, its CLI spawner, the MCP shim and the gate hook the CLIs launch (each built
 // apart so it shares no chunk and starts fast). Workspace packages and their dependencies are bundled;
 // better-sqlite3 is a native addon and stays a runtime dependency.
 const common: UserConfig = {
@@ -50,6 +50,13 @@ export default defineConfig([
   },
   // The shim uses node builtins only; nothing else it could reach runs code on import.
   { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
+  // The daemon's CLI spawner (backend-adapters' `runCliSpawner`): one per daemon, small, so its forks are cheap.
+  {
+    ...common,
+    entry: { spawner: "src/spawner-main.ts" },
+    clean: false,
+    treeshake: { moduleSideEffects: false },
+  },
   // The pre-tool gate hook each turn's CLI runs before every tool call: started once per call.
   {
     ...common,

@@ -1,3 +1,3 @@
 import { bridgeworksProject } from "../../vitest.shared.js";
 
-export default bridgeworksProject("backend-adapters");
+export default bridgeworksProject("backend-adapters", { globalSetup: ["test/global-setup.ts"] });

@@ -1,13 +1,15 @@
 import { readFileSync } from "node:fs";
 import { findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { Backend } from "@bridgeworks/protocol";
+import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import { FlootWorld } from "./daemon-harness.js";
 
-// The daemon runs its CLIs below itself (`floot daemon --cli-nice`, default 10), so ten CLIs starting at
-// once on two cores do not stall the loop that serves every page and follower. Checked on the real
-// CLIs while a turn waits on the model: the CLI, everything it started (the MCP shim included) and its
-// scheduling group are niced; the daemon is not.
+// The daemon starts its CLIs through its spawner helper, never by a fork of its own, and below itself
+// (`floot daemon --cli-nice`, default 10), so ten CLIs starting at once on two cores do not stall the
+// loop that serves every page and follower. Checked on the real CLIs while a turn waits on the model:
+// the CLI is the helper's child; it, everything it started (the MCP shim included) and its scheduling
+// group are niced, the daemon is not; a helper that dies is replaced by the next turn.
 
 let world: FlootWorld | undefined;
 afterEach(async () => {
@@ -16,24 +18,26 @@ afterEach(async () => {
   expect(problems).toEqual([]);
 });
 
-/** Field 19 of /proc/<pid>/stat; the fields after the command name start at field 3. */
-function niceOf(pid: number): number {
+/** Field `n` of /proc/<pid>/stat; the fields after the command name start at field 3. */
+function statField(pid: number, n: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[n - 3]);
 }
+const niceOf = (pid: number) => statField(pid, 19);
+const parentOf = (pid: number) => statField(pid, 4);
 
 const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
 
 describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", (backend) => {
   /** A turn waiting on the model: its CLI and the processes carrying its spawn marker. */
-  async function waitingTurn(w: FlootWorld) {
+  async function waitingTurn(w: FlootWorld, requestsBefore = 0) {
     const session = await w.createSession();
     const turn = await w.send(session.id, "[wait] hold on");
     const running = await w.waitForTurn(turn.id, (t) => t.phase === "running" && !!t.process, "running");
-    await w.double.waitForRequest(() => true, { timeoutMs: 60_000 });
+    await waitUntil(() => w.double.requests.length > requestsBefore, 60_000, "the CLI's model request");
     const marker = w.readTurnRow(turn.id)?.spawnMarker ?? "";
     const carriers = (findProcessesBySpawnMarker([marker]).get(marker) ?? []).map((p) => p.pid);
-    return { cli: running.process!.pid, carriers };
+    return { turn: running, cli: running.process!.pid, carriers };
   }
 
   async function setUp(): Promise<FlootWorld> {
@@ -55,6 +59,25 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     expect(niceOf(daemon.process.pid)).toBe(0);
     expect(autogroupOf(daemon.process.pid)).toMatch(/ nice 0$/);
     expect(autogroupOf(daemon.process.pid)).not.toBe(autogroupOf(cli));
+  });
+
+  test("the CLI is the spawner helper's child; a helper that dies is replaced by the next turn", async () => {
+    const w = await setUp();
+    const daemon = await w.startDaemon();
+    const first = await waitingTurn(w);
+    const helper = parentOf(first.cli);
+    expect(helper).not.toBe(daemon.process.pid);
+    expect(parentOf(helper)).toBe(daemon.process.pid);
+
+    process.kill(helper, "SIGKILL");
+    await waitUntil(() => daemon.process.stderr().includes("CLI spawner exited"), 30_000, "the loss logged");
+    // The first CLI lost its parent, not its pipes: the daemon still ends it and records the end.
+    await w.client.request("POST", `/v1/turns/${first.turn.id}/cancel`);
+    expect((await w.waitForEnd(first.turn.id)).phase).toBe("cancelled");
+    const second = await waitingTurn(w, w.double.requests.length);
+    const replacement = parentOf(second.cli);
+    expect(replacement).not.toBe(helper);
+    expect(parentOf(replacement)).toBe(daemon.process.pid);
   });
 
   test("--cli-nice 0 leaves the CLI at the daemon's priority", async () => {

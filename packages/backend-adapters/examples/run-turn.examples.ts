@@ -29,7 +29,7 @@ const prepared = createCodexAdapter({
 }).prepareTurn({ prompt, cwd, conversation: session.thread, mcp: { mount, tools, toolTimeoutMs }, gate });
 const spawnMarker = mintSpawnMarker();
 journal.transition(turnId, { phase: "spawning", spawnMarker, conversationId: prepared.conversationId });
-const turn = runTurn(
+const turn = await runTurn(
   { ...prepared, launch: { ...prepared.launch, spawnMarker } },
   {
     onSpawned: (process) => journal.transition(turnId, { phase: "running", process }),

@@ -1,15 +1,17 @@
-import { type ChildProcess, spawn as nodeSpawn, type SpawnOptions } from "node:child_process";
+import type { Readable } from "node:stream";
 import type { SpawnMarker } from "@bridgeworks/protocol";
 import { TurnErrorCode } from "./backend-adapter.js";
+import {
+  type CliSpawner,
+  CliSpawnFailure,
+  type InProcessSpawnerDeps,
+  inProcessSpawner,
+  type SpawnedCli,
+} from "./cli-spawner.js";
 import { findExecutable } from "./executable.js";
 import { LineSplitter, LineTooLongError } from "./line-splitter.js";
-import {
-  type ProcessIdentity,
-  type ProcessStatusReader,
-  readProcessStatus,
-  signalProcessGroup,
-} from "./process-identity.js";
-import { assertNice, lowerProcessPriority } from "./process-priority.js";
+import { type ProcessIdentity, signalProcessGroup } from "./process-identity.js";
+import { assertNice } from "./process-priority.js";
 import { spawnMarkerVariable } from "./spawn-marker.js";
 
 export interface CliLaunch {
@@ -75,9 +77,12 @@ export interface RunningCli {
   stop(graceMs?: number): Promise<CliExit>;
 }
 
-export interface CliProcessDeps {
-  spawn?: (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
-  readProcessStatus?: ProcessStatusReader;
+export interface CliProcessDeps extends InProcessSpawnerDeps {
+  /**
+   * What starts the process: default `inProcessSpawner(deps)`, Node's spawn in this process; a
+   * long-running caller passes `startSpawnerProcess()`, which keeps the spawn off its event loop.
+   */
+  spawner?: CliSpawner;
   /** The longest stdout line read (default `defaultMaxLineBytes`, 8 MiB); a longer one ends the CLI. */
   maxLineBytes?: number;
 }
@@ -85,54 +90,50 @@ export interface CliProcessDeps {
 const stderrTailBytes = 4_096;
 
 /**
- * Starts a CLI in its own process group and hands its stdout to `hooks.onLine` line by line. Throws a
- * `CliStartError` when the command cannot be found, run or started; the failed spawn's own `error`
- * event is handled, so it never reaches the caller's process as an uncaught error.
+ * Starts a CLI in its own process group and hands its stdout to `hooks.onLine` line by line. Rejects
+ * with a `CliStartError` when the command cannot be found, run or started; the failed spawn's own
+ * `error` event is handled, so it never reaches the caller's process as an uncaught error.
  */
-export function startCliProcess(
+export async function startCliProcess(
   launch: CliLaunch,
   hooks: CliProcessHooks,
   deps: CliProcessDeps = {},
-): RunningCli {
+): Promise<RunningCli> {
   assertRunnable(launch);
   if (launch.nice !== undefined) assertNice(launch.nice);
-  const spawn = deps.spawn ?? nodeSpawn;
-  const child = spawn(launch.command, launch.args, {
-    cwd: launch.cwd,
-    env:
-      launch.spawnMarker === undefined
-        ? launch.env
-        : { ...launch.env, [spawnMarkerVariable]: launch.spawnMarker },
-    detached: true,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  // Attached before anything can throw: an unheard `error` event (spawn ENOENT, EACCES) would end
-  // the whole caller's process.
-  let spawnError: Error | undefined;
-  child.on("error", (error) => {
-    spawnError = error;
-  });
-  const spawnedPid = child.pid;
-  if (spawnedPid === undefined) {
-    child.stdin?.on("error", () => {});
+  const spawner = deps.spawner ?? inProcessSpawner(deps);
+  let child: SpawnedCli;
+  try {
+    child = await spawner.spawn({
+      command: launch.command,
+      args: launch.args,
+      cwd: launch.cwd,
+      env:
+        launch.spawnMarker === undefined
+          ? launch.env
+          : { ...launch.env, [spawnMarkerVariable]: launch.spawnMarker },
+      // Before its stdin is written: a CLI reads its prompt before it starts anything.
+      ...(launch.nice !== undefined && { nice: launch.nice }),
+    });
+  } catch (error) {
+    if (!(error instanceof CliSpawnFailure)) throw error;
     throw new CliStartError(
       TurnErrorCode.cliSpawnFailed,
-      `${launch.command} could not be started in ${launch.cwd}${hintOf(launch)}`,
+      `${launch.command} could not be started in ${launch.cwd} (${error.message})${hintOf(launch)}`,
     );
   }
-  const pid: number = spawnedPid;
-  // Before its stdin is written: a CLI reads its prompt before it starts anything.
-  if (launch.nice !== undefined) lowerProcessPriority(pid, launch.nice);
-  // Read before anything can reap the child; a process that already exited is still a zombie here.
-  const status = (deps.readProcessStatus ?? readProcessStatus)(pid);
-  if (status === undefined)
+  const { pid } = child;
+  if (child.startTime === undefined)
     throw new Error(`${launch.command} (pid ${pid}) vanished before its start time was read`);
-  const identity: ProcessIdentity = { pid, startTime: status.startTime };
+  const identity: ProcessIdentity = { pid, startTime: child.startTime };
   try {
     hooks.onSpawned(identity);
   } catch (error) {
     // Nobody could fence a process whose identity was never recorded: end it now.
     signalProcessGroup(pid, "SIGKILL");
+    child.stdin.destroy();
+    child.stdout.destroy();
+    child.stderr.destroy();
     throw error;
   }
 
@@ -141,7 +142,7 @@ export function startCliProcess(
   );
   let stderrTail = "";
   let lineTooLong: CliExit["lineTooLong"];
-  child.stdout?.on("data", (chunk: Buffer) => {
+  child.stdout.on("data", (chunk: Buffer) => {
     if (lineTooLong !== undefined) return;
     let lines: readonly string[];
     try {
@@ -155,24 +156,26 @@ export function startCliProcess(
     }
     for (const line of lines) hooks.onLine(line);
   });
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     stderrTail = (stderrTail + chunk).slice(-stderrTailBytes);
   });
-  if (launch.stdin !== undefined) child.stdin?.end(launch.stdin);
-  else child.stdin?.end();
-  child.stdin?.on("error", () => {});
+  if (launch.stdin !== undefined) child.stdin.end(launch.stdin);
+  else child.stdin.end();
 
-  const exited = new Promise<CliExit>((resolve) => {
-    child.on("close", (code, signal) => {
+  // As Node's `close`: the process has exited and both output pipes are closed.
+  const exited = Promise.all([child.exit, closed(child.stdout), closed(child.stderr)]).then(
+    ([status]): CliExit => {
       if (lineTooLong === undefined) for (const line of splitter.end()) hooks.onLine(line);
-      resolve({
-        code,
-        signal,
-        stderrTail: spawnError ? `${spawnError.message}\n${stderrTail}` : stderrTail,
+      return {
+        code: status.code,
+        signal: status.signal,
+        stderrTail: status.statusLost
+          ? `the CLI spawner exited before this process; how it ended is unknown\n${stderrTail}`
+          : stderrTail,
         ...(lineTooLong !== undefined && { lineTooLong }),
-      });
-    });
-  });
+      };
+    },
+  );
 
   async function stop(graceMs = 2_000): Promise<CliExit> {
     signalProcessGroup(pid, "SIGTERM");
@@ -185,6 +188,13 @@ export function startCliProcess(
   }
 
   return { identity, exited, stop };
+}
+
+function closed(stream: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed) resolve();
+    else stream.once("close", () => resolve());
+  });
 }
 
 /** Refuses, before spawning, a command that is not there or may not be run, saying where it looked. */

@@ -33,6 +33,15 @@ export {
   startCliProcess,
 } from "./cli-process.js";
 export {
+  type CliExitStatus,
+  type CliSpawner,
+  CliSpawnFailure,
+  type CliSpawnSpec,
+  type InProcessSpawnerDeps,
+  inProcessSpawner,
+  type SpawnedCli,
+} from "./cli-spawner.js";
+export {
   type CodexAdapterOptions,
   codexEffectFreeTools,
   codexInstallHint,
@@ -68,4 +77,11 @@ export {
   readProcessTable,
   spawnMarkerVariable,
 } from "./spawn-marker.js";
+export {
+  defaultSpawnerScriptPath,
+  type SpawnerProcess,
+  type SpawnerProcessOptions,
+  startSpawnerProcess,
+} from "./spawner-process.js";
+export { runCliSpawner } from "./spawner-server.js";
 export { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";

@@ -36,9 +36,13 @@ export interface RunningTurn {
 /**
  * Runs one prepared turn: spawns its CLI, feeds each stdout line to the adapter's translator, hands
  * the events to `onEvent`, and classifies the exit. A translator `abort` (e.g. the MCP bridge is
- * unusable) stops the CLI and fails the turn with that error. Throws if the CLI cannot be started.
+ * unusable) stops the CLI and fails the turn with that error. Rejects if the CLI cannot be started.
  */
-export function runTurn(prepared: PreparedTurn, hooks: RunTurnHooks, deps: CliProcessDeps = {}): RunningTurn {
+export async function runTurn(
+  prepared: PreparedTurn,
+  hooks: RunTurnHooks,
+  deps: CliProcessDeps = {},
+): Promise<RunningTurn> {
   const { translator } = prepared;
   const effects: TurnEffect[] = [];
   let conversationId = prepared.conversationId;
@@ -47,7 +51,8 @@ export function runTurn(prepared: PreparedTurn, hooks: RunTurnHooks, deps: CliPr
   let hookError: { error: unknown } | undefined;
   let cli: RunningCli | undefined;
 
-  // Output is read in later ticks, so `cli` is set by the time a line can ask for a stop.
+  // Output is read in later ticks than the one that resolves the start, so `cli` is set by the time a
+  // line can ask for a stop.
   const stopCli = () => void cli?.stop();
 
   const onLine = (line: string) => {
@@ -70,7 +75,7 @@ export function runTurn(prepared: PreparedTurn, hooks: RunTurnHooks, deps: CliPr
     }
   };
 
-  cli = startCliProcess(
+  cli = await startCliProcess(
     prepared.launch,
     { onSpawned: (identity) => hooks.onSpawned?.(identity), onLine },
     deps,

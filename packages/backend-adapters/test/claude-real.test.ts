@@ -209,9 +209,10 @@ describe("Claude Code 2.1.332 through the adapter, against the model double", {
     const { running, result } = claudeTurn(world, { prompt: "take your time" });
     await world.double.waitForRequest((request) => request.api === "anthropic", { timeoutMs: turnTimeoutMs });
 
-    await running.stop(1_000);
+    const turn = await running;
+    await turn.stop(1_000);
     const outcome = await result;
     expect(outcome.outcome).toEqual({ phase: "cancelled" });
-    expectNoProcessLeft(world, running);
+    expectNoProcessLeft(world, turn);
   });
 });

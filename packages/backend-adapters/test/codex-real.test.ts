@@ -172,11 +172,12 @@ describe("Codex 0.171.0 through the adapter, against the model double", { timeou
     const { running, result, events } = codexTurn(world, { prompt: "take your time" });
     await world.double.waitForRequest((request) => request.api === "openai", { timeoutMs: turnTimeoutMs });
 
-    await running.stop(1_000);
+    const turn = await running;
+    await turn.stop(1_000);
     const outcome = await result;
     expect(outcome.outcome).toEqual({ phase: "cancelled" });
     // The thread id was already known: a retry can resume it.
     expect(events[0]?.type).toBe("backend.started");
-    expectNoProcessLeft(world, running);
+    expectNoProcessLeft(world, turn);
   });
 });

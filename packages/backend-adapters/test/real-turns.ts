@@ -59,7 +59,7 @@ export function lastHistory(world: RealWorld, api: ApiName): string {
 }
 
 export interface ObservedTurn {
-  running: RunningTurn;
+  running: Promise<RunningTurn>;
   events: BackendEvent[];
   result: Promise<TurnResult>;
 }
@@ -78,7 +78,7 @@ export function observeTurn(world: RealWorld, prepared: PreparedTurn): ObservedT
     running,
     events,
     result: withTimeout(
-      running.result,
+      running.then((turn) => turn.result),
       turnTimeoutMs,
       () => `turn not done; events: ${JSON.stringify(events)}`,
     ),

@@ -29,9 +29,9 @@ function scripted(script: string, translator: StreamTranslator, conversationId?:
   };
 }
 
-function start(prepared: PreparedTurn, onEvent: (event: BackendEvent) => void = () => {}) {
+async function start(prepared: PreparedTurn, onEvent: (event: BackendEvent) => void = () => {}) {
   const log: string[] = [];
-  const turn = runTurn(prepared, {
+  const turn = await runTurn(prepared, {
     onSpawned: (identity) => log.push(`spawned ${identity.pid}`),
     onEvent: (event) => {
       log.push(event.type);
@@ -44,7 +44,7 @@ function start(prepared: PreparedTurn, onEvent: (event: BackendEvent) => void = 
 
 describe("runTurn", () => {
   test("spawn is recorded first, then the events in stream order, then the classified exit", async () => {
-    const { turn, log } = start(scripted("cat codex/exec.jsonl", createCodexTranslator()));
+    const { turn, log } = await start(scripted("cat codex/exec.jsonl", createCodexTranslator()));
     const result = await turn.result;
     expect(log).toEqual([
       `spawned ${turn.identity.pid}`,
@@ -64,7 +64,7 @@ describe("runTurn", () => {
   });
 
   test("a conversation known before spawn is kept when the stream never names one", async () => {
-    const { turn } = start(scripted("exit 3", createCodexTranslator(), "thread-before-spawn"));
+    const { turn } = await start(scripted("exit 3", createCodexTranslator(), "thread-before-spawn"));
     expect(await turn.result).toMatchObject({
       conversationId: "thread-before-spawn",
       effects: [],
@@ -76,7 +76,7 @@ describe("runTurn", () => {
   });
 
   test("a translator abort stops the CLI and fails the turn with its error", async () => {
-    const { turn, log } = start(
+    const { turn, log } = await start(
       scripted(
         "head -n 1 claude/mcp-failed.jsonl; exec sleep 30",
         createClaudeTranslator({ mcpServerName: "floot" }),
@@ -97,7 +97,7 @@ describe("runTurn", () => {
     const started = new Promise<void>((resolve) => {
       sawStart = resolve;
     });
-    const { turn } = start(
+    const { turn } = await start(
       scripted("head -n 4 codex/exec.jsonl; sleep 30 & wait", createCodexTranslator()),
       (event) => {
         if (event.type === "tool.started") sawStart();
@@ -113,7 +113,7 @@ describe("runTurn", () => {
 
   test("an event hook that throws stops the CLI and rejects the result with that error", async () => {
     const failure = new Error("journal is read-only");
-    const { turn, log } = start(
+    const { turn, log } = await start(
       scripted("cat codex/text.jsonl; exec sleep 30", createCodexTranslator()),
       () => {
         throw failure;
@@ -125,7 +125,7 @@ describe("runTurn", () => {
   });
 
   test("a CLI flooding stdout with one endless line fails the turn as cli_output_too_large", async () => {
-    const turn = runTurn(
+    const turn = await runTurn(
       scripted(
         "cat codex/text.jsonl; head -c 30000000 /dev/zero | tr '\\0' x; exec sleep 30",
         createCodexTranslator(),
@@ -146,7 +146,7 @@ describe("runTurn", () => {
   });
 
   test("a CLI that exits at once, saying nothing, fails as cli_crashed naming its exit", async () => {
-    const turn = runTurn(scripted("echo 'boom: no config' >&2; exit 3", createClaudeTranslator()), {
+    const turn = await runTurn(scripted("echo 'boom: no config' >&2; exit 3", createClaudeTranslator()), {
       onEvent: () => {},
     });
     running.push(turn);

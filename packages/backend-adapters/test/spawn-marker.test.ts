@@ -95,7 +95,7 @@ describe("spawn markers", () => {
   test("a CLI's marker wins over the session's environment and reaches its children; fencing ends them", async () => {
     const marker = mintSpawnMarker();
     const lines: string[] = [];
-    const cli = startCliProcess(
+    const cli = await startCliProcess(
       {
         command: "sh",
         args: ["-c", "sleep 300 & echo $!; wait"],

@@ -1,5 +1,6 @@
 export * from "./board.js";
 export * from "./claude-hooks.js";
+export * from "./cli-spawner.js";
 export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";

@@ -6,7 +6,9 @@ import {
   type BackendAdapter,
   createClaudeAdapter,
   createCodexAdapter,
+  defaultSpawnerScriptPath,
   readProcessStatus,
+  startSpawnerProcess,
 } from "@bridgeworks/backend-adapters";
 import {
   type BridgeGeneration,
@@ -59,6 +61,8 @@ export interface DaemonOptions {
   shimScript?: string;
   /** Where the gate hook is; default: `gate-hook.mjs` beside the bundle, else control-channel's. */
   gateHookScript?: string;
+  /** Where the CLI spawner is; default: `spawner.mjs` beside the bundle, else backend-adapters'. */
+  spawnerScript?: string;
   /** Default: trace points on `node:diagnostics_channel` (see trace.ts). */
   trace?: Trace;
   /** The web UI's static files, when installed. */
@@ -123,6 +127,13 @@ async function startLocked(
   cleanup: () => Promise<void>,
 ): Promise<RunningDaemon> {
   const { stateDir, env, logger } = options;
+  // Its helper starts once the daemon is ready (or with the first turn): not on the path to ready.
+  const spawner = startSpawnerProcess({
+    script: options.spawnerScript ?? besideBundle("spawner.mjs"),
+    onUnexpectedExit: (code, signal) =>
+      logger.warn("CLI spawner exited; the next turn starts a new one", { code, signal }),
+  });
+  cleanups.push(() => spawner.close());
   const journal: TurnJournal = openJournal({
     path: join(stateDir, journalFileName),
     // A follower sees a stream event within a timer tick of its arrival, not after a 50 ms batch;
@@ -202,6 +213,7 @@ async function startLocked(
     logger,
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
     cliNice: options.cliNice ?? defaultCliNice,
+    spawner,
     trace,
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
@@ -277,6 +289,7 @@ async function startLocked(
     fenced: recovery.fenced.length,
     lock: lock.path,
   });
+  spawner.start();
 
   let stopped: Promise<void> | undefined;
   return {
@@ -330,10 +343,11 @@ function adapterFor(
   });
 }
 
-/** A helper program bundled beside the daemon (`shim.mjs`, `gate-hook.mjs`), else control-channel's. */
-function besideBundle(name: "shim.mjs" | "gate-hook.mjs"): string {
+/** A helper program bundled beside the daemon, else the one its package builds. */
+function besideBundle(name: "shim.mjs" | "gate-hook.mjs" | "spawner.mjs"): string {
   const beside = join(dirname(fileURLToPath(import.meta.url)), name);
   if (existsSync(beside)) return beside;
+  if (name === "spawner.mjs") return defaultSpawnerScriptPath();
   return name === "shim.mjs" ? defaultShimScriptPath() : defaultGateHookScriptPath();
 }
 

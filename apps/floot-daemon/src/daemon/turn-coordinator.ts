@@ -2,6 +2,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
   type BackendAdapter,
+  type CliSpawner,
   CliStartError,
   type ConversationRef,
   type McpMount,
@@ -55,10 +56,14 @@ export interface TurnCoordinatorOptions {
   toolTimeoutMs: number;
   /** Every CLI's nice value (backend-adapters' `CliLaunch.nice`). */
   cliNice: number;
+  /** What starts the CLIs: the daemon's spawner process, so no spawn blocks its event loop. */
+  spawner: CliSpawner;
   trace?: Trace;
 }
 
 interface LiveTurn {
+  /** Its CLI being started: settles once `running` is set, or the start failed. */
+  starting?: Promise<unknown>;
   running?: RunningTurn;
   cancelRequested: boolean;
   /** Known once the turn's session was read: what its gate admits without an effect. */
@@ -146,7 +151,12 @@ export class TurnCoordinator {
   /** Ends every CLI this daemon runs and journals nothing more: the next start recovers their turns. */
   async shutdown(): Promise<void> {
     this.#stopping = true;
-    await Promise.all([...this.#live.values()].map((live) => live.running?.stop(1_000).catch(() => {})));
+    await Promise.all(
+      [...this.#live.values()].map(async (live) => {
+        await live.starting;
+        await live.running?.stop(1_000).catch(() => {});
+      }),
+    );
   }
 
   async #run(turn: TurnRecord, live: LiveTurn): Promise<void> {
@@ -184,7 +194,7 @@ export class TurnCoordinator {
       });
       this.#trace("turn:before-spawn", { turnId: turn.id, spawnMarker });
       const effectFree = live.effectFreeTools;
-      live.running = runTurn(
+      const starting = runTurn(
         { ...prepared, launch: { ...prepared.launch, spawnMarker, nice: this.#options.cliNice } },
         {
           onSpawned: (identity) => {
@@ -197,7 +207,13 @@ export class TurnCoordinator {
             this.#trace("turn:event", { turnId: turn.id, type: event.type });
           },
         },
+        { spawner: this.#options.spawner },
       );
+      live.starting = starting.catch(() => {});
+      live.running = await starting;
+      // Shut down while it started: `shutdown` may have found nothing to stop yet. (A cancel then
+      // ended the turn in the journal, so its `running` was refused and the CLI killed at once.)
+      if (this.#stopping) await live.running.stop(1_000);
       logger.info("turn spawned", {
         turn: turn.id,
         session: turn.sessionId,
