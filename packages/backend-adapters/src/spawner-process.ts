@@ -48,8 +48,14 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
   let nextId = 1;
   let closed = false;
 
-  function onMessage(raw: unknown, handle: unknown): void {
-    const message = CliSpawnReply.parse(raw);
+  function onMessage(from: ChildProcess, raw: unknown, handle: unknown): void {
+    const parsed = CliSpawnReply.safeParse(raw);
+    if (!parsed.success) {
+      // Not the spawner this package builds: nothing it says can be trusted, so it ends like a crash.
+      from.kill("SIGKILL");
+      return;
+    }
+    const message = parsed.data;
     if (message.type === "exited") {
       exits.get(message.id)?.({ code: message.code, signal: message.signal as NodeJS.Signals | null });
       exits.delete(message.id);
@@ -83,9 +89,11 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       serialization: "json",
     });
-    child.on("message", onMessage);
+    child.on("message", (raw, handle) => onMessage(child, raw, handle));
     child.on("error", () => {});
-    child.on("exit", (code, signal) => {
+    // `close`, not `exit`: it comes after the last message of the channel, so a CLI the helper
+    // reported started is never counted as not started.
+    child.on("close", (code, signal) => {
       if (helper === child) helper = undefined;
       if (!closed) options.onUnexpectedExit?.(code, signal);
       for (const spawn of pending.values()) {

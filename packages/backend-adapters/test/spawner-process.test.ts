@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
@@ -98,6 +101,18 @@ describe("the CLI spawner process", () => {
     expect(isRunning(helperPid)).toBe(true);
     parent.kill("SIGKILL");
     await waitUntil(() => !isRunning(helperPid), 10_000, "the helper gone after its parent");
+  });
+
+  test("a helper that answers out of protocol is ended, and the spawn fails naming it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "spawner-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const script = join(dir, "bogus-spawner.mjs");
+    // Answers every request with a `spawned` that has no pid.
+    writeFileSync(script, 'process.on("message", (m) => process.send({ type: "spawned", id: m.id }));\n');
+    const exits: (NodeJS.Signals | null)[] = [];
+    const helper = spawner({ script, onUnexpectedExit: (_, signal) => exits.push(signal) });
+    await expect(run(helper, "echo never")).rejects.toThrow("could not be started in");
+    expect(exits).toEqual(["SIGKILL"]);
   });
 
   test("a closed spawner starts nothing more, and its helper's exit is no surprise", async () => {
