@@ -3,9 +3,6 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  type BackendAdapter,
-  createClaudeAdapter,
-  createCodexAdapter,
   defaultSpawnerScriptPath,
   readProcessStatus,
   startSpawnerProcess,
@@ -24,12 +21,12 @@ import {
   TurnTokenRegistry,
   writePrivateFileAtomic,
 } from "@bridgeworks/control-channel";
-import type { FlootDaemonFile, SessionRecord } from "@bridgeworks/protocol";
+import type { FlootDaemonFile } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
-import { backendCommandOf, describeBackends, installHintOf } from "./backend-status.js";
+import { describeBackends } from "./backend-status.js";
 import { defaultCliNice } from "./cli-nice.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
@@ -40,6 +37,7 @@ import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runt
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
 import { SecretMask } from "./secret-mask.js";
 import { SecretVault } from "./secret-vault.js";
+import { adapterFor, sessionRulesOf } from "./session-adapter.js";
 import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
 import { createToolGate } from "./tool-gate.js";
@@ -303,44 +301,6 @@ async function startLocked(
       return stopped;
     },
   };
-}
-
-/** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
-function sessionRulesOf(sessionId: string, sessions: SessionStore, journal: TurnJournal): string[] {
-  return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
-}
-
-function adapterFor(
-  session: SessionRecord,
-  rules: readonly string[],
-  sessions: SessionStore,
-  env: Readonly<Record<string, string | undefined>>,
-): BackendAdapter {
-  const options = sessions.options(session.id);
-  const common = {
-    baseEnv: env,
-    ...(options.env !== undefined && { env: options.env }),
-    ...(options.model !== undefined && { model: options.model }),
-  };
-  if (session.backend === "claude") {
-    return createClaudeAdapter({
-      ...common,
-      command: backendCommandOf("claude", env),
-      installHint: installHintOf("claude"),
-      // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
-      includePartialMessages: true,
-      ...(rules.length > 0 && { allowedTools: rules }),
-      ...(options.permissionMode !== undefined && {
-        extraArgs: ["--permission-mode", options.permissionMode],
-      }),
-    });
-  }
-  return createCodexAdapter({
-    ...common,
-    command: backendCommandOf("codex", env),
-    installHint: installHintOf("codex"),
-    ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
-  });
 }
 
 /** A helper program bundled beside the daemon, else the one its package builds. */

@@ -1,0 +1,44 @@
+import { type BackendAdapter, createClaudeAdapter, createCodexAdapter } from "@bridgeworks/backend-adapters";
+import type { SessionRecord } from "@bridgeworks/protocol";
+import type { TurnJournal } from "@bridgeworks/turn-journal";
+import { backendCommandOf, installHintOf } from "./backend-status.js";
+import type { SessionStore } from "./session-store.js";
+
+/** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
+export function sessionRulesOf(sessionId: string, sessions: SessionStore, journal: TurnJournal): string[] {
+  return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
+}
+
+/** The backend adapter a session's next turn runs through: its backend, options and rules. */
+export function adapterFor(
+  session: SessionRecord,
+  rules: readonly string[],
+  sessions: SessionStore,
+  env: Readonly<Record<string, string | undefined>>,
+): BackendAdapter {
+  const options = sessions.options(session.id);
+  const common = {
+    baseEnv: env,
+    ...(options.env !== undefined && { env: options.env }),
+    ...(options.model !== undefined && { model: options.model }),
+  };
+  if (session.backend === "claude") {
+    return createClaudeAdapter({
+      ...common,
+      command: backendCommandOf("claude", env),
+      installHint: installHintOf("claude"),
+      // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
+      includePartialMessages: true,
+      ...(rules.length > 0 && { allowedTools: rules }),
+      ...(options.permissionMode !== undefined && {
+        extraArgs: ["--permission-mode", options.permissionMode],
+      }),
+    });
+  }
+  return createCodexAdapter({
+    ...common,
+    command: backendCommandOf("codex", env),
+    installHint: installHintOf("codex"),
+    ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),
+  });
+}
