@@ -59,6 +59,7 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
     if (message.type === "exited") {
       exits.get(message.id)?.({ code: message.code, signal: message.signal as NodeJS.Signals | null });
       exits.delete(message.id);
+      holdWhileAwaited(from);
       return;
     }
     const spawn = pending.get(message.id);
@@ -67,7 +68,7 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
       spawn.stdio[message.stream] = handle as Readable & Writable;
       return;
     }
-    pending.delete(message.id);
+    settle(from, message.id);
     if (message.type === "failed") {
       spawn.reject(new CliSpawnFailure(message.message));
       return;
@@ -79,6 +80,7 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
     }
     stdin.on("error", () => {});
     const exit = new Promise<CliExitStatus>((resolve) => exits.set(message.id, resolve));
+    holdWhileAwaited(from);
     spawn.resolve({ pid: message.pid, startTime: message.startTime, stdin, stdout, stderr, exit });
   }
 
@@ -104,10 +106,21 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
       for (const resolve of exits.values()) resolve({ code: null, signal: null, statusLost: true });
       exits.clear();
     });
-    // Neither the helper nor its channel keeps the caller running.
+    // The helper never keeps the caller running; its channel only while an answer is awaited.
     child.unref();
     child.channel?.unref();
     return child;
+  }
+
+  /** Refs the channel while a spawn or a started CLI's exit waits for the helper's word. */
+  function holdWhileAwaited(from: ChildProcess): void {
+    if (pending.size + exits.size > 0) from.channel?.ref();
+    else from.channel?.unref();
+  }
+
+  function settle(from: ChildProcess, id: number): void {
+    pending.delete(id);
+    holdWhileAwaited(from);
   }
   return {
     get pid() {
@@ -132,9 +145,10 @@ export function startSpawnerProcess(options: SpawnerProcessOptions = {}): Spawne
       const sent = helper;
       return new Promise<SpawnedCli>((resolve, reject) => {
         pending.set(id, { resolve, reject, stdio: {} });
+        holdWhileAwaited(sent);
         sent.send(request, (error) => {
           if (error === null || !pending.has(id)) return;
-          pending.delete(id);
+          settle(sent, id);
           reject(new CliSpawnFailure(`the CLI spawner could not be reached: ${error.message}`));
         });
       });

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { waitUntil } from "@bridgeworks/test-harness";
@@ -59,6 +59,24 @@ describe("the CLI spawner process", () => {
     expect(lines.at(-1)).toBe("200000");
   });
 
+  test("a CLI holds no descriptor of the helper's (its channel to the caller carries other turns' env)", async () => {
+    // With the helper's channel among its descriptors, a turn's tool could read the next turn's spawn
+    // request, tokens included.
+    const helper = spawner();
+    const lines: string[] = [];
+    await run(
+      helper,
+      'for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && readlink "$fd"; done; echo end; read wait',
+      lines,
+    );
+    await waitUntil(() => lines.includes("end"), 10_000, "the CLI's descriptors listed");
+    const helperSockets = readdirSync(`/proc/${helper.pid}/fd`)
+      .map((fd) => readlinkSync(`/proc/${helper.pid}/fd/${fd}`))
+      .filter((target) => target.startsWith("socket:"));
+    expect(helperSockets.length).toBeGreaterThan(0);
+    expect(lines.filter((target) => helperSockets.includes(target))).toEqual([]);
+  });
+
   test("a helper that dies: its CLI's output still arrives, its exit reads unknown, the next spawn starts a new helper", async () => {
     const exits: (NodeJS.Signals | null)[] = [];
     const helper = spawner({ onUnexpectedExit: (_, signal) => exits.push(signal) });
@@ -101,6 +119,25 @@ describe("the CLI spawner process", () => {
     expect(isRunning(helperPid)).toBe(true);
     parent.kill("SIGKILL");
     await waitUntil(() => !isRunning(helperPid), 10_000, "the helper gone after its parent");
+  });
+
+  test("a spawn waiting for its answer keeps the caller running; an idle helper does not", async () => {
+    const index = JSON.stringify(new URL("../dist/index.js", import.meta.url).href);
+    const script =
+      `import { startCliProcess, startSpawnerProcess } from ${index};` +
+      "const helper = startSpawnerProcess();" +
+      'const cli = await startCliProcess({ command: "true", args: [], cwd: "/", env: { PATH: "/usr/bin:/bin" } },' +
+      "  { onSpawned() {}, onLine() {} }, { spawner: helper });" +
+      'console.log("exit", (await cli.exited).code);';
+    const caller = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    cleanups.push(() => caller.kill("SIGKILL"));
+    let out = "";
+    caller.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+    // It exits by itself once the CLI is done: nothing of the helper holds it.
+    const code = await new Promise((resolve) => caller.on("exit", resolve));
+    expect({ code, out }).toEqual({ code: 0, out: "exit 0\n" });
   });
 
   test("a helper that answers out of protocol is ended, and the spawn fails naming it", async () => {
