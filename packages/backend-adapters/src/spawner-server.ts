@@ -16,6 +16,9 @@ export function runCliSpawner(): void {
   // A reply that cannot be sent (the parent is gone) is dropped: the helper exits on `disconnect`.
   const reply = (message: CliSpawnReply, handle?: Socket) => send(message, handle, {}, () => {});
   process.on("disconnect", () => process.exit(0));
+  // It ends with its parent's channel, not with a signal to the parent's whole process group (Ctrl-C,
+  // `kill -- -pgid`): the parent is still stopping then, and may yet need it. SIGKILL still ends it.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => {});
   // Its parent's type checks what it sends; this end trusts its own parent.
   process.on("message", (request: CliSpawnRequest) => {
     if (!process.connected) return;

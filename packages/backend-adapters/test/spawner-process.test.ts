@@ -66,7 +66,7 @@ describe("the CLI spawner process", () => {
     const lines: string[] = [];
     await run(
       helper,
-      'for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && readlink "$fd"; done; echo end; read wait',
+      'for fd in /proc/$$/fd/*; do n=$(basename "$fd"); [ "$n" -gt 2 ] && readlink "$fd"; done; echo end; read wait',
       lines,
     );
     await waitUntil(() => lines.includes("end"), 10_000, "the CLI's descriptors listed");
@@ -150,6 +150,21 @@ describe("the CLI spawner process", () => {
     const helper = spawner({ script, onUnexpectedExit: (_, signal) => exits.push(signal) });
     await expect(run(helper, "echo never")).rejects.toThrow("could not be started in");
     expect(exits).toEqual(["SIGKILL"]);
+  });
+
+  test("a signal to the caller's process group leaves the helper to the caller, which closes it", async () => {
+    const exits: unknown[] = [];
+    const helper = spawner({ onUnexpectedExit: (...exit) => exits.push(exit) });
+    helper.start();
+    const pid = helper.pid!;
+    // The helper is up once it answers.
+    expect((await (await run(helper, "true")).exited).code).toBe(0);
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.kill(pid, signal);
+    expect((await (await run(helper, "echo still")).exited).code).toBe(0);
+    expect(helper.pid).toBe(pid);
+    helper.close();
+    await waitUntil(() => !isRunning(pid), 10_000, "the closed spawner's helper gone");
+    expect(exits).toEqual([]);
   });
 
   test("a closed spawner starts nothing more, and its helper's exit is no surprise", async () => {
