@@ -66,7 +66,7 @@ export {
   readProcessStatus,
   signalProcessGroup,
 } from "./process-identity.js";
-export { lowerProcessPriority, maxCliNice, minCliNice } from "./process-priority.js";
+export { lowerProcessPriority } from "./process-priority.js";
 export { type RunningTurn, type RunTurnHooks, runTurn, type TurnResult } from "./run-turn.js";
 export {
   findProcessesBySpawnMarker,

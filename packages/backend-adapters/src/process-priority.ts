@@ -1,9 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
-
-/** The nice values a caller may ask for: only ever lower than the default (0), never higher. */
-export const minCliNice = 0;
-export const maxCliNice = 19;
+import { maxCliNice, minCliNice } from "@bridgeworks/protocol";
 
 /**
  * Gives a process started in its own session a nice value both ways Linux weighs it. A new session is

@@ -6,6 +6,11 @@ import { z } from "zod";
  * the daemon's event loop. Node IPC (JSON lines on a private socketpair); a `stdio` reply carries the
  * pipe as its handle.
  */
+/** The nice values a CLI may be given: only ever lower than the default (0), never higher. */
+export const minCliNice = 0;
+export const maxCliNice = 19;
+export const CliNice = z.number().int().min(minCliNice).max(maxCliNice);
+
 export const CliSpawnRequest = z.strictObject({
   type: z.literal("spawn"),
   id: z.number().int().positive(),
@@ -14,7 +19,7 @@ export const CliSpawnRequest = z.strictObject({
   cwd: z.string().min(1, "cwd must not be empty"),
   env: z.record(z.string(), z.string()),
   /** Given to the CLI and its scheduling group before anything of it is handed back. */
-  nice: z.number().int().min(0).max(19).optional(),
+  nice: CliNice.optional(),
 });
 export type CliSpawnRequest = z.infer<typeof CliSpawnRequest>;
 

@@ -1,4 +1,5 @@
 import { defineCommand, integer } from "@bridgeworks/cli";
+import { maxCliNice, minCliNice } from "@bridgeworks/protocol";
 import { createLogger, streamSink } from "@bridgeworks/runtime";
 import { defaultCliNice } from "../daemon/cli-nice.js";
 import { resolveStateDir } from "../state-dir.js";
@@ -24,8 +25,8 @@ export const daemonCommand = defineCommand<FlootContext>()({
     "cli-nice": {
       type: "string",
       placeholder: "N",
-      summary: `the nice value (0-19) of the CLIs the daemon starts; 0: the daemon's own (default ${defaultCliNice})`,
-      parse: integer(0, 19),
+      summary: `the nice value (${minCliNice}-${maxCliNice}) of the CLIs the daemon starts; 0: the daemon's own (default ${defaultCliNice})`,
+      parse: integer(minCliNice, maxCliNice),
     },
     "sign-in-link": {
       type: "boolean",
