@@ -1,10 +1,12 @@
 // The board's bench, against dist/, on SQLite and on PostgreSQL (a throwaway cluster from
 // scripts/postgres-test-cluster.mjs, or the server BEE_BENCH_POSTGRES_URL names):
 // - wake latency: same board, same process over another connection, another process;
-// - claims: sixteen claimer processes drain 2,000 actions, BENCH_CLAIM_ROUNDS times (default 3), by
-//   claim-by-id (each races for the records its wait returned: the baseline) and by claimNext, each
-//   round checked against the store for double claims and lost actions; on PostgreSQL also the
-//   ceiling (see claimer.mjs): the least a claim costs on this machine, board lock and code aside;
+// - claims: sixteen claimer processes drain 2,000 actions, BENCH_CLAIM_WARM_UP_ROUNDS times
+//   (default 2, reported apart: a bee is a long-lived process, so its claims run JIT-compiled on
+//   plans the server has cached) and then BENCH_CLAIM_ROUNDS times (default 5), by claim-by-id (each
+//   races for the records its wait returned: the baseline) and by claimNext, each round checked
+//   against the store for double claims and lost actions; on PostgreSQL also the ceiling (see
+//   claimer.mjs): the least a claim costs on this machine, board lock and code aside;
 // - PostgreSQL round trips per operation, through a counting relay.
 // Prints one JSON object: `claims` (the goal and the ratios against this run's baselines), then
 // `sqlite` and `postgres`.
@@ -22,7 +24,8 @@ import { RoundTripTap } from "../dist/testing/round-trips.js";
 const wakeSamples = 300;
 const claimProcesses = 16;
 const claimActions = 2000;
-const claimRounds = Number(process.env.BENCH_CLAIM_ROUNDS ?? "3");
+const claimWarmUpRounds = Number(process.env.BENCH_CLAIM_WARM_UP_ROUNDS ?? "2");
+const claimRounds = Number(process.env.BENCH_CLAIM_ROUNDS ?? "5");
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), "bee-board-bench-"));
@@ -105,9 +108,9 @@ async function benchWakeLatency(path) {
 }
 
 /**
- * Sixteen claimer processes drain `claimActions` actions addressed to `*`, `claimRounds` times, in
- * one mode. Each round is checked against the store itself: every action claimed exactly once, by
- * the claimer that reported winning it.
+ * Sixteen claimer processes drain `claimActions` actions addressed to `*`, `claimWarmUpRounds` and
+ * then `claimRounds` times, in one mode. Each round, warm-up included, is checked against the store
+ * itself: every action claimed exactly once, by the claimer that reported winning it.
  */
 async function benchClaims(location, mode, claimedBy) {
   const board = await openBoard(location);
@@ -116,13 +119,15 @@ async function benchClaims(location, mode, claimedBy) {
     start("claimer.mjs", [location, `${mode}-${index}`, mode]),
   );
   await Promise.all(claimers.map((claimer) => claimer.next()));
+  const warmUp = [];
   const rounds = [];
   const latencies = [];
   let lostRaces = 0;
   let busy = 0;
   let doubleClaims = 0;
   let lostActions = 0;
-  for (let round = 0; round < claimRounds; round++) {
+  for (let round = 0; round < claimWarmUpRounds + claimRounds; round++) {
+    const warmingUp = round < claimWarmUpRounds;
     const posted = [];
     for (let index = 0; index < claimActions; index++) {
       posted.push((await board.post({ kind: "bench", to: "*", from: "human", body: String(index) })).id);
@@ -150,6 +155,7 @@ async function benchClaims(location, mode, claimedBy) {
         if (winners.has(id)) doubleClaims += 1;
         winners.set(id, report.identity);
       }
+      if (warmingUp) continue;
       lostRaces += report.taken;
       busy += report.busy;
       latencies.push(...report.latencies);
@@ -160,7 +166,7 @@ async function benchClaims(location, mode, claimedBy) {
       else if (holders.get(id) !== winners.get(id)) doubleClaims += 1;
     }
     const seconds = Number(finishedAt - startedAt) / 1e9;
-    rounds.push({
+    (warmingUp ? warmUp : rounds).push({
       claimed: winners.size,
       seconds: round3(seconds),
       claimsPerSecond: Math.round(winners.size / seconds),
@@ -181,6 +187,7 @@ async function benchClaims(location, mode, claimedBy) {
     doubleClaims,
     lostActions,
     perRound: rounds,
+    warmUpRounds: warmUp,
   };
 }
 

@@ -4,7 +4,8 @@
 //                agents that race for the same records do;
 //   claim-next:  asks the board for the next claimable action until it answers none;
 //   ceiling:     (PostgreSQL) the least a claim can cost, for comparison only: one bare UPDATE that
-//                takes the oldest open row FOR UPDATE SKIP LOCKED, with a position from a sequence
+//                takes the oldest open row addressed to `*` (every bench action is) FOR UPDATE SKIP
+//                LOCKED, found by one probe of the open-actions index, with a position from a sequence
 //                and no board lock (so positions are not in commit order: not a board) and no board code.
 import { createInterface } from "node:readline";
 import pg from "pg";
@@ -69,10 +70,10 @@ async function ceiling(round) {
     name: "ceiling",
     text: `UPDATE ${schema}.actions SET state = 'claimed', claimed_by = $1, claimed_at = $2,
              seq = nextval('${schema}.ceiling_seq')
-           WHERE id = (SELECT id FROM ${schema}.actions WHERE state = 'open' AND recipient IN ($3, '*')
+           WHERE id = (SELECT id FROM ${schema}.actions WHERE state = 'open' AND recipient = '*'
                        ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
            RETURNING id`,
-    values: [identity, Date.now(), name],
+    values: [identity, Date.now()],
   };
   try {
     for (;;) {
