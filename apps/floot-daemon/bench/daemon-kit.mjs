@@ -2,6 +2,7 @@
 // stop it, call its API, follow a turn over SSE, and p50/p95/p99 of a sample.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { Agent, request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -64,26 +65,70 @@ export async function stopDaemon(child) {
   await exited;
 }
 
+// The bench's own client is node:http, not fetch: undici's web streams cost the bench's loop several
+// times more per SSE chunk, and that loop's delay would read as the daemon's latency.
+const keepAlive = new Agent({ keepAlive: true });
+
+/** One request on a keep-alive connection; resolves with the status and the whole body as text. */
+function send(file, method, path, body) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port: file.port, method, path, agent: keepAlive, headers: headers(file, body) },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => (text += chunk));
+        res.on("end", () => resolve({ status: res.statusCode, text }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function headers(file, body) {
+  return { authorization: `Bearer ${file.token}`, ...(body && { "content-type": "application/json" }) };
+}
+
 export function api(file) {
   return async (method, path, body) => {
-    const response = await fetchOnce(`http://127.0.0.1:${file.port}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${file.token}`, ...(body && { "content-type": "application/json" }) },
-      ...(body && { body: JSON.stringify(body) }),
-    });
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.json();
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    let reply;
+    try {
+      reply = await send(file, method, path, payload);
+    } catch (error) {
+      // A keep-alive connection the server just closed fails the request that reused it: a GET is retried once.
+      if (method !== "GET") throw error;
+      reply = await send(file, method, path, payload);
+    }
+    if (reply.status < 200 || reply.status >= 300)
+      throw new Error(`${method} ${path}: ${reply.status} ${reply.text}`);
+    return JSON.parse(reply.text);
   };
 }
 
-/** A keep-alive connection the server just closed fails the request that reused it: a GET is retried once. */
-export async function fetchOnce(url, init) {
-  try {
-    return await fetch(url, init);
-  } catch (error) {
-    if (init.method !== "GET") throw error;
-    return fetch(url, init);
-  }
+/** Opens an event stream (a connection of its own); resolves with the response once its head arrived. */
+export function openStream(file, path, signal) {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: file.port,
+        method: "GET",
+        path,
+        agent: false,
+        headers: headers(file),
+        signal,
+      },
+      (res) => {
+        if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode}`));
+        else resolve(res);
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 export async function waitEnded(call, turnId, { pollMs = 5 } = {}) {
@@ -95,26 +140,32 @@ export async function waitEnded(call, turnId, { pollMs = 5 } = {}) {
 }
 
 /**
- * Reads a Server-Sent Events response to its end, handing each `data:` (parsed) and the time its chunk
- * arrived to `onData`.
+ * Reads a Server-Sent Events response (from `openStream`) to its end, handing each `data:` (parsed) and
+ * the time its chunk arrived to `onData`.
  */
-export async function readSse(response, onData) {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of response.body) {
-    const receivedAt = Date.now();
-    buffer += decoder.decode(chunk, { stream: true });
-    let split = buffer.indexOf("\n\n");
-    while (split !== -1) {
-      const data = buffer
-        .slice(0, split)
-        .split("\n")
-        .find((line) => line.startsWith("data: "));
-      buffer = buffer.slice(split + 2);
-      if (data) onData(JSON.parse(data.slice(6)), receivedAt);
-      split = buffer.indexOf("\n\n");
-    }
-  }
+export function readSse(response, onData) {
+  return new Promise((resolve, reject) => {
+    let buffer = "";
+    response.setEncoding("utf8");
+    response.on("data", (chunk) => {
+      const receivedAt = Date.now();
+      buffer += chunk;
+      let split = buffer.indexOf("\n\n");
+      while (split !== -1) {
+        const data = buffer
+          .slice(0, split)
+          .split("\n")
+          .find((line) => line.startsWith("data: "));
+        buffer = buffer.slice(split + 2);
+        if (data) onData(JSON.parse(data.slice(6)), receivedAt);
+        split = buffer.indexOf("\n\n");
+      }
+    });
+    response.on("end", resolve);
+    response.on("error", reject);
+    // An aborted stream (the client stopped watching) may close without an end.
+    response.on("close", resolve);
+  });
 }
 
 /**
@@ -122,10 +173,7 @@ export async function readSse(response, onData) {
  * the daemon handed it to the journal) it reached this observer.
  */
 export async function observe(file, turnId, latencies) {
-  const response = await fetchOnce(`http://127.0.0.1:${file.port}/v1/turns/${turnId}/follow?from=0`, {
-    method: "GET",
-    headers: { authorization: `Bearer ${file.token}` },
-  });
+  const response = await openStream(file, `/v1/turns/${turnId}/follow?from=0`);
   let count = 0;
   await readSse(response, (envelope, receivedAt) => {
     count += 1;

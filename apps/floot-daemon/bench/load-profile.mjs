@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { loopDelayPreloadPath } from "@bridgeworks/test-harness";
 import {
   api,
-  fetchOnce,
   observe,
+  openStream,
   ratio,
   readSse,
   sleep,
@@ -44,11 +44,7 @@ async function restarts(root, stateDir, rounds) {
  */
 async function uiClient(file, call, stop, bytes, pushes) {
   const changes = new AbortController();
-  const watching = fetchOnce(`http://127.0.0.1:${file.port}/v1/changes`, {
-    method: "GET",
-    headers: { authorization: `Bearer ${file.token}` },
-    signal: changes.signal,
-  })
+  const watching = openStream(file, "/v1/changes", changes.signal)
     .then((response) => readSse(response, () => (pushes.count += 1)))
     .catch(() => {});
   const actions = ["limit=50", "next", "limit=50&status=running", "limit=50&q=module%2042"];
