@@ -4,11 +4,16 @@
 // is measured inside it by test-harness's event-loop-delay preload (never in the bundle). Every row has
 // its baseline from the same run: the same read, loop and follow with the daemon idle, and the restart
 // of an empty state dir.
+
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { loopDelayPreloadPath } from "@bridgeworks/test-harness";
 import {
   api,
+  children,
   observe,
   openStream,
   ratio,
@@ -20,6 +25,8 @@ import {
   waitEnded,
 } from "./daemon-kit.mjs";
 import { seedJournal } from "./seed-journal.mjs";
+
+const probeScript = fileURLToPath(new URL("./read-probe.mjs", import.meta.url));
 
 const fullShape = { sessions: 10_000, turnsPerSession: 10, eventsPerTurn: 10, running: 100 };
 const streamingTurns = 10;
@@ -61,14 +68,26 @@ async function uiClient(file, call, stop, bytes, pushes) {
   await watching;
 }
 
-/** Sequential one-session reads until `stop`; each sample is one request's round trip. */
-async function oneSessionReads(call, sessionId, stop, samples, { count = Infinity } = {}) {
-  for (let i = 0; i < count && !stop.stopped; i += 1) {
-    const startedAt = performance.now();
-    await call("GET", `/v1/sessions/${sessionId}`);
-    samples.push(performance.now() - startedAt);
-    await sleep(5);
-  }
+/**
+ * Sequential one-session reads by bench/read-probe.mjs, its own process: `count` of them, or until
+ * `stop()`. Resolves (or `stop()` resolves) with each read's round trip.
+ */
+function oneSessionReads(file, sessionId, { count } = {}) {
+  const child = spawn(process.execPath, [probeScript], { stdio: ["pipe", "pipe", "inherit"] });
+  children.add(child);
+  child.on("exit", () => children.delete(child));
+  child.stdin.write(`${JSON.stringify({ file, sessionId, count })}\n`);
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const samples = (async () => {
+    const lines = createInterface({ input: child.stdout });
+    for await (const line of lines) {
+      child.stdin.end();
+      await exited;
+      return JSON.parse(line);
+    }
+    throw new Error(`the read probe exited with ${child.exitCode} before its samples`);
+  })();
+  return { samples, stop: () => child.stdin.end() };
 }
 
 function windows(file) {
@@ -154,13 +173,12 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
     for (let i = 0; i < streamingTurns; i += 1)
       sessions.push(await call("POST", "/v1/sessions", { backend: "claude" }));
     const probe = (await call("GET", "/v1/overview?limit=500")).sessions.at(-1).session.id;
-    const never = { stopped: false };
 
     // Idle: the same read, the loop, and one turn followed by one observer.
     await sleep(500);
     await loopWindow(child, loopFile);
     const idleReads = [];
-    await oneSessionReads(call, probe, never, idleReads, { count: 300 });
+    idleReads.push(...(await oneSessionReads(file, probe, { count: 300 }).samples));
     const idleLoop = await loopWindow(child, loopFile);
     const idleFollow = [];
     const idleCounts = [];
@@ -174,16 +192,17 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
     const clients = Array.from({ length: uiClients }, () =>
       uiClient(file, call, stop, overviewBytes, pushes),
     );
+    // The probe's own start (a node process) is over before the window opens.
+    const reads = oneSessionReads(file, probe);
     await sleep(200);
     await loopWindow(child, loopFile);
-    const loadedReads = [];
-    const reads = oneSessionReads(call, probe, stop, loadedReads);
     const loadedFollow = [];
     const loadedCounts = [];
     const phases = await streamTurns(call, sessions, file, loadedFollow, loadedCounts);
     const loadedLoop = await loopWindow(child, loopFile);
     stop.stopped = true;
-    await Promise.all([reads, ...clients]);
+    reads.stop();
+    const [loadedReads] = await Promise.all([reads.samples, ...clients]);
 
     const idleRead = stats(idleReads);
     const loadedRead = stats(loadedReads);
