@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { Backend } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
@@ -27,6 +27,20 @@ const niceOf = (pid: number) => statField(pid, 19);
 const parentOf = (pid: number) => statField(pid, 4);
 
 const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+const commandOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+
+function childrenOf(parent: number): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return parentOf(pid) === parent;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+}
 
 describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", (backend) => {
   /** A turn waiting on the model: its CLI and the processes carrying its spawn marker. */
@@ -78,6 +92,46 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     const replacement = parentOf(second.cli);
     expect(replacement).not.toBe(helper);
     expect(parentOf(replacement)).toBe(daemon.process.pid);
+  });
+
+  test("a cancel while the CLI starts ends the turn cancelled, kills the CLI and logs no failure", async () => {
+    const w = await setUp();
+    const daemon = await w.startDaemon();
+    let helper: number | undefined;
+    await waitUntil(
+      () => (helper = childrenOf(daemon.process.pid).find((pid) => commandOf(pid).includes("spawner.mjs"))),
+      30_000,
+      "the spawner helper",
+    );
+    // A stopped helper holds the spawn request: the turn waits in the window between `spawning` and its pid.
+    process.kill(helper!, "SIGSTOP");
+    let turnId = "";
+    try {
+      const session = await w.createSession();
+      turnId = (await w.send(session.id, "[wait] hold on")).id;
+      await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, "spawning");
+      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+      expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
+    } finally {
+      process.kill(helper!, "SIGCONT");
+    }
+    const stderr = () => daemon.process.stderr();
+    await waitUntil(
+      () => stderr().includes("turn cancelled while its CLI started"),
+      30_000,
+      "the cancel logged",
+    );
+    expect(stderr()).not.toContain("turn could not run");
+    expect(stderr()).not.toContain('"level":"error"');
+    // The CLI the helper started late was killed: nothing carries the turn's marker.
+    const marker = w.readTurnRow(turnId)?.spawnMarker ?? "";
+    expect(marker).not.toBe("");
+    await waitUntil(
+      () => (findProcessesBySpawnMarker([marker]).get(marker) ?? []).length === 0,
+      30_000,
+      "the late CLI gone",
+    );
+    expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
   });
 
   test("--cli-nice 0 leaves the CLI at the daemon's priority", async () => {

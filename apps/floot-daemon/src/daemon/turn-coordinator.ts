@@ -225,6 +225,12 @@ export class TurnCoordinator {
       this.#end(turn.id, outcome);
     } catch (error) {
       if (this.#stopping) return;
+      // Cancelled while its CLI started: the turn ended then, its `running` was refused, the CLI killed.
+      if (live.cancelRequested) {
+        logger.info("turn cancelled while its CLI started", { turn: turn.id });
+        this.#end(turn.id, { phase: "cancelled" });
+        return;
+      }
       const failure = failureOf(error);
       logger.error("turn could not run", {
         turn: turn.id,
