@@ -99,7 +99,10 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     const daemon = await w.startDaemon();
     let helper: number | undefined;
     await waitUntil(
-      () => (helper = childrenOf(daemon.process.pid).find((pid) => commandOf(pid).includes("spawner.mjs"))),
+      () => {
+        helper = childrenOf(daemon.process.pid).find((pid) => commandOf(pid).includes("spawner.mjs"));
+        return helper !== undefined;
+      },
       30_000,
       "the spawner helper",
     );
