@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "@bridgeworks/test-harness";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import {
   type CliProcessDeps,
@@ -80,11 +81,11 @@ describe.each(spawners)("started %s", (_, deps) => {
 
     test("stop ends the whole process group, grandchildren included", async () => {
       const { cli, lines } = await launch("sleep 300 & echo $!; wait");
-      await waitFor(() => lines.length > 0);
+      await waitUntil(() => lines.length > 0, 5_000, "a line");
       const grandchild = Number(lines[0]);
       expect(isAlive(grandchild)).toBe(true);
       await cli.stop(200);
-      await waitFor(() => !isAlive(grandchild));
+      await waitUntil(() => !isAlive(grandchild), 5_000, "the grandchild gone");
       expect(isSameProcess(cli.identity)).toBe(false);
     });
   });
@@ -180,7 +181,7 @@ describe.each(spawners)("started %s", (_, deps) => {
     test("terminates a process whose pid and start time match", async () => {
       const { cli, lines } = await launch("trap '' TERM; echo trapped; while :; do sleep 1; done");
       // TERM before the trap is set would end it at once.
-      await waitFor(() => lines.length > 0);
+      await waitUntil(() => lines.length > 0, 5_000, "a line");
       const outcome = await fenceProcess(cli.identity, { graceMs: 200 });
       expect(outcome).toBe("killed");
       expect((await cli.exited).signal).toBe("SIGKILL");
@@ -200,14 +201,6 @@ describe.each(spawners)("started %s", (_, deps) => {
     });
   });
 
-  async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error("condition not met in time");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   describe("recording the spawn", () => {
     test("a process whose identity could not be recorded is killed, and the error surfaces", async () => {
       let spawnedPid = 0;
@@ -224,7 +217,7 @@ describe.each(spawners)("started %s", (_, deps) => {
           deps,
         ),
       ).rejects.toThrow("journal unavailable");
-      await waitFor(() => !isAlive(spawnedPid));
+      await waitUntil(() => !isAlive(spawnedPid), 5_000, "the process gone");
     });
   });
 
@@ -258,7 +251,7 @@ describe.each(spawners)("started %s", (_, deps) => {
     test("the CLI, what it starts and its scheduling group run at the nice asked for; the caller's do not", async () => {
       const ownAutogroup = autogroupOf("self");
       const { cli, lines } = await startNiced(10);
-      await waitFor(() => lines.length > 0);
+      await waitUntil(() => lines.length > 0, 5_000, "a line");
       const child = Number(lines[0]);
       expect(niceOf(cli.identity.pid)).toBe(10);
       expect(niceOf(child)).toBe(10);
@@ -271,7 +264,7 @@ describe.each(spawners)("started %s", (_, deps) => {
 
     test("without a nice the CLI runs at the caller's priority", async () => {
       const { cli, lines } = await startNiced();
-      await waitFor(() => lines.length > 0);
+      await waitUntil(() => lines.length > 0, 5_000, "a line");
       expect(niceOf(cli.identity.pid)).toBe(niceOf("self"));
       expect(autogroupOf(cli.identity.pid)).toMatch(/ nice 0$/);
     });
