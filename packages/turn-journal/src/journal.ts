@@ -30,6 +30,7 @@ import { type Clock, isoTime, systemClock } from "./clock.js";
 import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
 import { effectBitsOf } from "./effects.js";
 import { JournalError, parseInput } from "./errors.js";
+import { EventInserter } from "./event-insert.js";
 import { createUuidV7Generator } from "./ids.js";
 import { migrate } from "./migrations.js";
 import {
@@ -139,6 +140,7 @@ export class TurnJournal {
   readonly path: string;
   readonly #db: Database.Database;
   readonly #sql: Statements;
+  readonly #events: EventInserter;
   readonly #permissions: PermissionStatements;
   readonly #clock: Clock;
   readonly #newId: () => string;
@@ -187,6 +189,7 @@ export class TurnJournal {
       this.#db.pragma("foreign_keys = ON");
       migrate(this.#db);
       this.#sql = prepareStatements(this.#db);
+      this.#events = new EventInserter(this.#db);
       this.#permissions = preparePermissionStatements(this.#db);
       this.#pages = new SessionPages(this.#db);
     } catch (error) {
@@ -1042,10 +1045,12 @@ export class TurnJournal {
       committed = [];
       this.#committed.set(turnId, committed);
     }
+    this.#events.insert(
+      events.map(({ at, event }, offset) => [turnId, index + offset, at, event.type, JSON.stringify(event)]),
+    );
     let lastAt = Number.NaN;
     let lastIso = "";
     for (const { at, event } of events) {
-      this.#sql.insertEvent.run(turnId, index, at, event.type, JSON.stringify(event));
       if (at !== lastAt) {
         lastAt = at;
         lastIso = isoTime(at);

@@ -127,9 +127,6 @@ export function prepareStatements(db: Database) {
     nextEventIndex: value<[string], number>(
       "SELECT coalesce(max(idx) + 1, 0) FROM turn_events WHERE turn_id = ?",
     ),
-    insertEvent: query<[string, number, number, string, string]>(
-      "INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES (?, ?, ?, ?, ?)",
-    ),
     events: query<[string, number, number], EventRow>(
       "SELECT turn_id, idx, at, payload FROM turn_events WHERE turn_id = ? AND idx >= ? ORDER BY idx LIMIT ?",
     ),
