@@ -177,8 +177,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
     // Idle: the same read, the loop, and one turn followed by one observer.
     await sleep(500);
     await loopWindow(child, loopFile);
-    const idleReads = [];
-    idleReads.push(...(await oneSessionReads(file, probe, { count: 300 }).samples));
+    const idleReads = await oneSessionReads(file, probe, { count: 300 }).samples;
     const idleLoop = await loopWindow(child, loopFile);
     const idleFollow = [];
     const idleCounts = [];

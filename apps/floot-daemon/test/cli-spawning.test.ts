@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { Backend } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
-import { FlootWorld } from "./daemon-harness.js";
+import { commandLineOf, descendantsOf, FlootWorld } from "./daemon-harness.js";
 
 // The daemon starts its CLIs through its spawner helper, never by a fork of its own, and below itself
 // (`floot daemon --cli-nice`, default 10), so ten CLIs starting at once on two cores do not stall the
@@ -27,20 +27,6 @@ const niceOf = (pid: number) => statField(pid, 19);
 const parentOf = (pid: number) => statField(pid, 4);
 
 const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
-const commandOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-
-function childrenOf(parent: number): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return parentOf(pid) === parent;
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
-}
 
 describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", (backend) => {
   /** A turn waiting on the model: its CLI and the processes carrying its spawn marker. */
@@ -100,7 +86,9 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     let helper: number | undefined;
     await waitUntil(
       () => {
-        helper = childrenOf(daemon.process.pid).find((pid) => commandOf(pid).includes("spawner.mjs"));
+        helper = descendantsOf(daemon.process.pid).find((pid) =>
+          commandLineOf(pid).some((arg) => arg.endsWith("spawner.mjs")),
+        );
         return helper !== undefined;
       },
       30_000,

@@ -1,16 +1,16 @@
 import { z } from "zod";
 
+/** The nice values a CLI may be given: only ever lower than the default (0), never higher. */
+export const minCliNice = 0;
+export const maxCliNice = 19;
+export const CliNice = z.number().int().min(minCliNice).max(maxCliNice);
+
 /**
  * The channel between a daemon and its CLI spawner: a small child process that starts the daemon's CLIs,
  * so neither the fork of the daemon's whole address space nor the wait for the CLI's exec happens on
  * the daemon's event loop. Node IPC (JSON lines on a private socketpair); a `stdio` reply carries the
  * pipe as its handle.
  */
-/** The nice values a CLI may be given: only ever lower than the default (0), never higher. */
-export const minCliNice = 0;
-export const maxCliNice = 19;
-export const CliNice = z.number().int().min(minCliNice).max(maxCliNice);
-
 export const CliSpawnRequest = z.strictObject({
   type: z.literal("spawn"),
   id: z.number().int().positive(),

@@ -101,6 +101,18 @@ describe("appendEvents batching", () => {
     expect(journal.checkConsistency()).toEqual([]);
   });
 
+  test("a batch longer than one INSERT statement (64 rows) commits whole, in order", () => {
+    const { journal } = createTestJournal({ batch: { maxEvents: 1000, maxDelayMs: 1000 } });
+    const turn = runningTurn(journal);
+    const texts = Array.from({ length: 150 }, (_, index) => `r${index}`);
+    for (const text of texts) journal.appendEvents(turn.id, [reasoning(text)]);
+    journal.flush();
+    expect(expectContiguous(journal, turn.id)).toBe(turn.eventCount + texts.length);
+    const stored = journal.readEvents(turn.id, turn.eventCount, 1000).map(({ event }) => event);
+    expect(stored).toEqual(texts.map(reasoning));
+    expect(journal.checkConsistency()).toEqual([]);
+  });
+
   test("refuses journal-owned events, bad events and turns that take no events", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
