@@ -9,7 +9,11 @@ interface Migration {
 const allPhases =
   "('queued', 'accepted', 'spawning', 'running', 'awaiting_secret', 'completed', 'failed', 'cancelled', 'interrupted')";
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
-const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
+const terminalPhaseNames = ["completed", "failed", "cancelled", "interrupted"];
+const terminalPhases = `(${terminalPhaseNames.map((phase) => `'${phase}'`).join(", ")})`;
+/** `column IN terminalPhases` as equalities: SQLite codes a constant IN list of 3+ values as an index. */
+const isTerminal = (column: string) =>
+  terminalPhaseNames.map((phase) => `${column} = '${phase}'`).join(" OR ");
 const liveCliPhases = "('spawning', 'running', 'awaiting_secret')";
 
 /** Append-only: a released migration is never edited, a change is a new version. */
@@ -200,6 +204,17 @@ const migrations: readonly Migration[] = [
         WHERE t.session_id = sessions.id ORDER BY t.seq LIMIT 1);
       CREATE INDEX sessions_newest ON sessions (created_at DESC, id DESC);
       CREATE INDEX sessions_stopped ON sessions (created_at DESC, id DESC) WHERE stopped_at IS NOT NULL;
+    `,
+  },
+  {
+    version: 6,
+    // The same check per event, cheaper: in a trigger, IN builds its ephemeral index again for every row,
+    // which was a fifth of a batched append.
+    sql: `
+      DROP TRIGGER turn_events_closed_after_terminal;
+      CREATE TRIGGER turn_events_closed_after_terminal BEFORE INSERT ON turn_events
+        WHEN (SELECT ${isTerminal("phase")} FROM turns WHERE id = NEW.turn_id)
+        BEGIN SELECT RAISE(ABORT, 'turn_events: the turn has ended'); END;
     `,
   },
 ];

@@ -104,6 +104,53 @@ describe("consistency check", () => {
     ]);
   });
 
+  test.each([
+    [
+      "a new journal",
+      () => {
+        const { journal, path } = createTestJournal();
+        runningTurn(journal);
+        journal.close();
+        return path;
+      },
+    ],
+    [
+      "a version 5 journal, migrated",
+      () => {
+        const path = oldJournal(5);
+        openJournal({ path }).close();
+        return path;
+      },
+    ],
+  ])(
+    "in %s, the store takes events of a live turn and refuses them in every terminal phase",
+    (_, journalFile) => {
+      const path = journalFile();
+      const db = new Database(path);
+      try {
+        const turnId = db.prepare("SELECT id FROM turns LIMIT 1").pluck().get() as string;
+        const next = db.prepare("SELECT count(*) FROM turn_events WHERE turn_id = ?").pluck();
+        const insert = db.prepare(
+          "INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES (?, ?, 0, 'x', '{}')",
+        );
+        const setPhase = db.prepare("UPDATE turns SET phase = ? WHERE id = ?");
+        for (const phase of ["spawning", "running", "awaiting_secret"]) {
+          setPhase.run(phase, turnId);
+          expect(() => insert.run(turnId, next.get(turnId))).not.toThrow();
+        }
+        for (const phase of ["completed", "failed", "cancelled", "interrupted"]) {
+          // A terminal phase is final: each is tried in a transaction rolled back after.
+          db.exec("SAVEPOINT terminal");
+          setPhase.run(phase, turnId);
+          expect(() => insert.run(turnId, next.get(turnId)), phase).toThrow(/has ended/);
+          db.exec("ROLLBACK TO terminal; RELEASE terminal");
+        }
+      } finally {
+        db.close();
+      }
+    },
+  );
+
   test("the store refuses a gap in event indexes and events after the end", () => {
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
