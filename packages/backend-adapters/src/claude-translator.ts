@@ -7,6 +7,7 @@ import {
   TurnErrorCode,
   type TurnOutcome,
 } from "./backend-adapter.js";
+import { builtOnce } from "./built-once.js";
 import type { CliExit } from "./cli-process.js";
 import { describeExit, lastStderrLine } from "./exit-description.js";
 import { parseJsonObject } from "./json-line.js";
@@ -18,71 +19,77 @@ export interface ClaudeTranslatorOptions {
   command?: string;
 }
 
-const Json = z.json();
+/** The stream-json line schemas, built with the first translator. */
+const lineSchemas = builtOnce(() => {
+  const Json = z.json();
 
-const ContentBlock = z.looseObject({
-  type: z.string(),
-  text: z.string().optional(),
-  thinking: z.string().optional(),
-  id: z.string().optional(),
-  name: z.string().optional(),
-  input: Json.optional(),
-  tool_use_id: z.string().optional(),
-  content: Json.optional(),
-  is_error: z.boolean().optional(),
-});
-type ContentBlock = z.infer<typeof ContentBlock>;
+  const ContentBlock = z.looseObject({
+    type: z.string(),
+    text: z.string().optional(),
+    thinking: z.string().optional(),
+    id: z.string().optional(),
+    name: z.string().optional(),
+    input: Json.optional(),
+    tool_use_id: z.string().optional(),
+    content: Json.optional(),
+    is_error: z.boolean().optional(),
+  });
 
-const Usage = z.looseObject({
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cache_read_input_tokens: z.number().int().nonnegative().optional(),
-  cache_creation_input_tokens: z.number().int().nonnegative().optional(),
-});
+  const Usage = z.looseObject({
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    cache_read_input_tokens: z.number().int().nonnegative().optional(),
+    cache_creation_input_tokens: z.number().int().nonnegative().optional(),
+  });
 
-const ClaudeLine = z.discriminatedUnion("type", [
-  z.looseObject({
-    type: z.literal("system"),
-    subtype: z.string(),
-    session_id: z.string().optional(),
-    mcp_servers: z.array(z.looseObject({ name: z.string(), status: z.string() })).optional(),
-    attempt: z.number().optional(),
-    max_retries: z.number().optional(),
-    error_status: z.number().nullable().optional(),
-    error: z.string().nullable().optional(),
-  }),
-  z.looseObject({
-    type: z.literal("stream_event"),
-    event: z.looseObject({
-      type: z.string(),
-      delta: z.looseObject({ type: z.string().optional(), text: z.string().optional() }).optional(),
+  const ClaudeLine = z.discriminatedUnion("type", [
+    z.looseObject({
+      type: z.literal("system"),
+      subtype: z.string(),
+      session_id: z.string().optional(),
+      mcp_servers: z.array(z.looseObject({ name: z.string(), status: z.string() })).optional(),
+      attempt: z.number().optional(),
+      max_retries: z.number().optional(),
+      error_status: z.number().nullable().optional(),
+      error: z.string().nullable().optional(),
     }),
-  }),
-  z.looseObject({
-    type: z.literal("assistant"),
-    message: z.looseObject({ model: z.string().optional(), content: z.array(ContentBlock) }),
-    error: z.string().optional(),
-    is_api_error_message: z.boolean().optional(),
-  }),
-  z.looseObject({
-    type: z.literal("user"),
-    message: z.looseObject({ content: z.union([z.string(), z.array(ContentBlock)]) }),
-  }),
-  z.looseObject({
-    type: z.literal("result"),
-    is_error: z.boolean(),
-    result: z.string().nullable().optional(),
-    terminal_reason: z.string().nullable().optional(),
-    api_error_status: z.number().nullable().optional(),
-    errors: z.array(z.string()).optional(),
-    // Parsed on its own: a usage shape that drifted must not cost the turn its result.
-    usage: z.unknown().optional(),
-    total_cost_usd: z.unknown().optional(),
-  }),
-]);
-type ClaudeLine = z.infer<typeof ClaudeLine>;
+    z.looseObject({
+      type: z.literal("stream_event"),
+      event: z.looseObject({
+        type: z.string(),
+        delta: z.looseObject({ type: z.string().optional(), text: z.string().optional() }).optional(),
+      }),
+    }),
+    z.looseObject({
+      type: z.literal("assistant"),
+      message: z.looseObject({ model: z.string().optional(), content: z.array(ContentBlock) }),
+      error: z.string().optional(),
+      is_api_error_message: z.boolean().optional(),
+    }),
+    z.looseObject({
+      type: z.literal("user"),
+      message: z.looseObject({ content: z.union([z.string(), z.array(ContentBlock)]) }),
+    }),
+    z.looseObject({
+      type: z.literal("result"),
+      is_error: z.boolean(),
+      result: z.string().nullable().optional(),
+      terminal_reason: z.string().nullable().optional(),
+      api_error_status: z.number().nullable().optional(),
+      errors: z.array(z.string()).optional(),
+      // Parsed on its own: a usage shape that drifted must not cost the turn its result.
+      usage: z.unknown().optional(),
+      total_cost_usd: z.unknown().optional(),
+    }),
+  ]);
+  const Cost = z.number().nonnegative();
+  const knownLineTypes = new Set<unknown>(ClaudeLine.options.map((option) => option.shape.type.value));
+  return { ContentBlock, Usage, Cost, ClaudeLine, knownLineTypes };
+});
+type LineSchemas = ReturnType<typeof lineSchemas>;
+type ContentBlock = z.infer<LineSchemas["ContentBlock"]>;
+type ClaudeLine = z.infer<LineSchemas["ClaudeLine"]>;
 type LineOf<T extends ClaudeLine["type"]> = Extract<ClaudeLine, { type: T }>;
-const knownLineTypes = new Set<unknown>(ClaudeLine.options.map((option) => option.shape.type.value));
 
 // Claude Code marks messages it wrote itself (API errors, "No response requested.") with this model.
 const syntheticModel = "<synthetic>";
@@ -98,6 +105,7 @@ const unusableMcpStatuses = new Set(["failed", "needs-auth", "disabled"]);
  */
 export function createClaudeTranslator(options: ClaudeTranslatorOptions = {}): StreamTranslator {
   const command = options.command ?? "claude";
+  const { ClaudeLine, knownLineTypes } = lineSchemas();
   let result: LineOf<"result"> | undefined;
 
   const translateLine = (line: ClaudeLine): TranslatedLine => {
@@ -208,10 +216,11 @@ function fromToolResult(block: ContentBlock): BackendEvent[] {
 }
 
 function usageOf(line: LineOf<"result">): BackendEvent[] {
+  const { Usage, Cost } = lineSchemas();
   const parsed = Usage.safeParse(line.usage);
   if (!parsed.success) return [];
   const usage = parsed.data;
-  const cost = z.number().nonnegative().safeParse(line.total_cost_usd);
+  const cost = Cost.safeParse(line.total_cost_usd);
   return [
     {
       type: "usage",

@@ -7,6 +7,7 @@ import {
   TurnErrorCode,
   type TurnOutcome,
 } from "./backend-adapter.js";
+import { builtOnce } from "./built-once.js";
 import type { CliExit } from "./cli-process.js";
 import { describeExit, lastStderrLine } from "./exit-description.js";
 import { parseJsonObject } from "./json-line.js";
@@ -16,48 +17,60 @@ export interface CodexTranslatorOptions {
   command?: string;
 }
 
-const Json = z.json();
-type Json = z.infer<typeof Json>;
-
-const Item = z.looseObject({ id: z.string(), type: z.string() });
-type Item = z.infer<typeof Item> & Record<string, unknown>;
-
-const CodexLine = z.discriminatedUnion("type", [
-  z.looseObject({ type: z.literal("thread.started"), thread_id: z.string().min(1) }),
-  z.looseObject({ type: z.literal("turn.started") }),
-  // usage is parsed on its own: a shape that drifted must not cost the turn its completion.
-  z.looseObject({ type: z.literal("turn.completed"), usage: z.unknown().optional() }),
-  z.looseObject({ type: z.literal("turn.failed"), error: z.looseObject({ message: z.string() }) }),
-  z.looseObject({ type: z.literal("error"), message: z.string() }),
-  z.looseObject({ type: z.literal("item.started"), item: Item }),
-  z.looseObject({ type: z.literal("item.updated"), item: Item }),
-  z.looseObject({ type: z.literal("item.completed"), item: Item }),
-]);
-type CodexLine = z.infer<typeof CodexLine>;
-const knownLineTypes = new Set<unknown>(CodexLine.options.map((option) => option.shape.type.value));
-
-const Usage = z.looseObject({
-  input_tokens: z.number().int().nonnegative(),
-  output_tokens: z.number().int().nonnegative(),
-  cached_input_tokens: z.number().int().nonnegative().optional(),
-  cache_write_input_tokens: z.number().int().nonnegative().optional(),
+/** The `codex exec --json` line schemas, built with the first translator. */
+const lineSchemas = builtOnce(() => {
+  const Json = z.json();
+  const Item = z.looseObject({ id: z.string(), type: z.string() });
+  const CodexLine = z.discriminatedUnion("type", [
+    z.looseObject({ type: z.literal("thread.started"), thread_id: z.string().min(1) }),
+    z.looseObject({ type: z.literal("turn.started") }),
+    // usage is parsed on its own: a shape that drifted must not cost the turn its completion.
+    z.looseObject({ type: z.literal("turn.completed"), usage: z.unknown().optional() }),
+    z.looseObject({ type: z.literal("turn.failed"), error: z.looseObject({ message: z.string() }) }),
+    z.looseObject({ type: z.literal("error"), message: z.string() }),
+    z.looseObject({ type: z.literal("item.started"), item: Item }),
+    z.looseObject({ type: z.literal("item.updated"), item: Item }),
+    z.looseObject({ type: z.literal("item.completed"), item: Item }),
+  ]);
+  const knownLineTypes = new Set<unknown>(CodexLine.options.map((option) => option.shape.type.value));
+  const Usage = z.looseObject({
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+    cached_input_tokens: z.number().int().nonnegative().optional(),
+    cache_write_input_tokens: z.number().int().nonnegative().optional(),
+  });
+  const CommandExecution = z.looseObject({
+    command: z.string(),
+    aggregated_output: z.string().optional(),
+    exit_code: z.number().int().nullable().optional(),
+    status: z.string(),
+  });
+  const McpToolCall = z.looseObject({
+    server: z.string(),
+    tool: z.string(),
+    arguments: Json.optional(),
+    result: z.looseObject({ content: Json.optional() }).nullable().optional(),
+    error: z.looseObject({ message: z.string() }).nullable().optional(),
+    status: z.string(),
+  });
+  const TextItem = z.looseObject({ text: z.string() });
+  const MessageItem = z.looseObject({ message: z.string() });
+  return {
+    Json,
+    Item,
+    CodexLine,
+    knownLineTypes,
+    Usage,
+    CommandExecution,
+    McpToolCall,
+    TextItem,
+    MessageItem,
+  };
 });
-const CommandExecution = z.looseObject({
-  command: z.string(),
-  aggregated_output: z.string().optional(),
-  exit_code: z.number().int().nullable().optional(),
-  status: z.string(),
-});
-const McpToolCall = z.looseObject({
-  server: z.string(),
-  tool: z.string(),
-  arguments: Json.optional(),
-  result: z.looseObject({ content: Json.optional() }).nullable().optional(),
-  error: z.looseObject({ message: z.string() }).nullable().optional(),
-  status: z.string(),
-});
-const TextItem = z.looseObject({ text: z.string() });
-const MessageItem = z.looseObject({ message: z.string() });
+type LineSchemas = ReturnType<typeof lineSchemas>;
+type Json = z.infer<LineSchemas["Json"]>;
+type Item = z.infer<LineSchemas["Item"]> & Record<string, unknown>;
+type CodexLine = z.infer<LineSchemas["CodexLine"]>;
 
 // Items that act on the world; an `item.started` of one is the tool_started effect. file_change
 // arrives only as `item.completed` (measured), so its start is reported then.
@@ -79,6 +92,7 @@ const rateLimited = /\b429\b|too many requests|rate.?limit/i;
  */
 export function createCodexTranslator(options: CodexTranslatorOptions = {}): StreamTranslator {
   const command = options.command ?? "codex";
+  const { CodexLine, knownLineTypes, TextItem, MessageItem } = lineSchemas();
   const startedTools = new Set<string>();
   let terminal: { completed: true } | ({ completed: false } & TurnError) | undefined;
   let lastError: TurnError | undefined;
@@ -153,7 +167,7 @@ export function createCodexTranslator(options: CodexTranslatorOptions = {}): Str
 }
 
 function usageOf(value: unknown): BackendEvent[] {
-  const parsed = Usage.safeParse(value);
+  const parsed = lineSchemas().Usage.safeParse(value);
   if (!parsed.success) return [];
   const usage = parsed.data;
   return [
@@ -168,12 +182,13 @@ function usageOf(value: unknown): BackendEvent[] {
 }
 
 function toolName(item: Item): string {
-  const call = McpToolCall.safeParse(item);
+  const call = lineSchemas().McpToolCall.safeParse(item);
   if (item.type === "mcp_tool_call" && call.success) return `mcp__${call.data.server}__${call.data.tool}`;
   return item.type;
 }
 
 function toolInput(item: Item): Json {
+  const { Json, McpToolCall, CommandExecution } = lineSchemas();
   const call = McpToolCall.safeParse(item);
   if (item.type === "mcp_tool_call" && call.success) return call.data.arguments ?? null;
   const execution = CommandExecution.safeParse(item);
@@ -183,6 +198,7 @@ function toolInput(item: Item): Json {
 }
 
 function toolCompleted(item: Item): BackendEvent {
+  const { CommandExecution, McpToolCall } = lineSchemas();
   const base = { type: "tool.completed", toolId: item.id } as const;
   const execution = CommandExecution.safeParse(item);
   if (item.type === "command_execution" && execution.success) {
