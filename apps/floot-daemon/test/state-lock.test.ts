@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,6 @@ import { afterEach, describe, expect, test } from "vitest";
 import { acquireStateLock, StateDirLockedError, type StateLock } from "../src/daemon/state-lock.js";
 
 const betterSqlite3Path = createRequire(import.meta.url).resolve("better-sqlite3");
-const holder = { pid: process.pid, startTime: "test" };
 
 let root: string | undefined;
 const locks: StateLock[] = [];
@@ -52,7 +51,7 @@ describe("state dir lock", () => {
     setup.exec("CREATE TABLE holder (pid INTEGER NOT NULL, start_time TEXT NOT NULL, since TEXT)");
     setup.close();
     const { exited: holderExited } = await holdSharedLock(path, 150);
-    locks.push(acquireStateLock(path, holder, { contentionWindowMs: 10_000 }));
+    locks.push(acquireStateLock(path, { contentionWindowMs: 10_000 }));
     expect(await holderExited).toBe(0);
     const pids = new Database(path, { readonly: true, timeout: 0 });
     expect(() => pids.prepare("SELECT pid FROM holder").get()).toThrow(/locked|busy/i);
@@ -61,11 +60,11 @@ describe("state dir lock", () => {
 
   test("a live holder refuses a second daemon once the contention window has passed", () => {
     const path = lockPath();
-    locks.push(acquireStateLock(path, holder));
+    locks.push(acquireStateLock(path));
     let clock = 0;
     const sleeps: number[] = [];
     const second = () =>
-      acquireStateLock(path, holder, {
+      acquireStateLock(path, {
         contentionWindowMs: 200,
         now: () => clock,
         sleep: (ms) => {
@@ -80,10 +79,19 @@ describe("state dir lock", () => {
     expect(clock).toBeGreaterThanOrEqual(200);
   });
 
+  test("taking the lock writes nothing: no page, no rollback journal, nothing to fsync at each start", () => {
+    const path = lockPath();
+    locks.push(acquireStateLock(path));
+    expect(statSync(path).size).toBe(0);
+    expect(existsSync(`${path}-journal`)).toBe(false);
+    locks.pop()?.release();
+    expect(statSync(path).size).toBe(0);
+  });
+
   test("the lock is free again once released", () => {
     const path = lockPath();
-    acquireStateLock(path, holder).release();
-    locks.push(acquireStateLock(path, holder, { contentionWindowMs: 0 }));
-    expect(() => acquireStateLock(path, holder, { contentionWindowMs: 0 })).toThrow(StateDirLockedError);
+    acquireStateLock(path).release();
+    locks.push(acquireStateLock(path, { contentionWindowMs: 0 }));
+    expect(() => acquireStateLock(path, { contentionWindowMs: 0 })).toThrow(StateDirLockedError);
   });
 });

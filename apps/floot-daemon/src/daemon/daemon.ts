@@ -2,11 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  defaultSpawnerScriptPath,
-  readProcessStatus,
-  startSpawnerProcess,
-} from "@bridgeworks/backend-adapters";
+import { defaultSpawnerScriptPath, startSpawnerProcess } from "@bridgeworks/backend-adapters";
 import {
   type BridgeGeneration,
   defaultGateHookScriptPath,
@@ -93,11 +89,7 @@ const defaultToolTimeoutMs = 60 * 60 * 1000;
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { stateDir, logger } = options;
   ensurePrivateDir(stateDir, "state dir");
-  const self = readProcessStatus(process.pid);
-  const lock = acquireStateLock(join(stateDir, lockFileName), {
-    pid: process.pid,
-    startTime: self?.startTime ?? "unknown",
-  });
+  const lock = acquireStateLock(join(stateDir, lockFileName));
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
   const cleanup = async () => {
     for (const step of cleanups.reverse()) {

@@ -12,11 +12,6 @@ export interface StateLock {
   release(): void;
 }
 
-export interface ProcessStamp {
-  pid: number;
-  startTime: string;
-}
-
 export interface StateLockOptions {
   /**
    * How long a busy lock is retried before the state dir counts as held. Two daemons starting at once
@@ -35,20 +30,15 @@ const defaultContentionWindowMs = 500;
 /**
  * Takes the state dir's lock: an exclusive SQLite lock (an fcntl lock the kernel drops when its holder
  * dies, SIGKILL included) on `path`, held for the life of the process. A second daemon fails within the
- * contention window, before it opens the journal or fences anything. The holder's pid and start time
- * are written inside for diagnostics only; the lock itself never goes stale.
+ * contention window, before it opens the journal or fences anything. The lock never goes stale.
  */
-export function acquireStateLock(
-  path: string,
-  holder: ProcessStamp,
-  options: StateLockOptions = {},
-): StateLock {
+export function acquireStateLock(path: string, options: StateLockOptions = {}): StateLock {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? blockFor;
   const random = options.random ?? Math.random;
   const deadline = now() + (options.contentionWindowMs ?? defaultContentionWindowMs);
   for (;;) {
-    const lock = tryAcquire(path, holder);
+    const lock = tryAcquire(path);
     if (lock) return lock;
     if (now() >= deadline) {
       throw new StateDirLockedError(`another floot daemon holds the state dir lock ${path}`);
@@ -58,19 +48,14 @@ export function acquireStateLock(
   }
 }
 
-function tryAcquire(path: string, holder: ProcessStamp): StateLock | undefined {
+function tryAcquire(path: string): StateLock | undefined {
   const db = new Database(path, { timeout: 0 });
   try {
-    db.pragma("locking_mode = EXCLUSIVE");
+    // A transaction that writes nothing and never ends holds the exclusive lock until the connection
+    // closes; its rollback journal in memory, a start writes and fsyncs nothing here. The file holds no
+    // data: daemon.json names the daemon once it is ready.
+    db.pragma("journal_mode = MEMORY");
     db.exec("BEGIN EXCLUSIVE");
-    db.exec("CREATE TABLE IF NOT EXISTS holder (pid INTEGER NOT NULL, start_time TEXT NOT NULL, since TEXT)");
-    db.exec("DELETE FROM holder");
-    db.prepare("INSERT INTO holder (pid, start_time, since) VALUES (?, ?, ?)").run(
-      holder.pid,
-      holder.startTime,
-      new Date().toISOString(),
-    );
-    db.exec("COMMIT");
   } catch (error) {
     // Closing drops every lock this attempt took, so a contender it blocked can proceed.
     db.close();
