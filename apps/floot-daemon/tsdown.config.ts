@@ -17,7 +17,11 @@ const common: UserConfig = {
   },
   // Bundle the workspace packages from their sources, so the bundle never depends on stale dist/ builds.
   inputOptions: { resolve: { conditionNames: ["@bridgeworks/source", "node", "import", "default"] } },
+  // Building a zod schema has no effect but the schema: one nothing reads is left out, not built at
+  // every start (protocol holds many that floot never parses).
+  treeshake: { manualPureFunctions: ["z"] },
 };
+const effectFreeModules = { ...common.treeshake, moduleSideEffects: false };
 
 export default defineConfig([
   // The CLI and daemon load parts with `import()` (the daemon when `floot daemon` runs, the MCP server
@@ -49,20 +53,20 @@ export default defineConfig([
     },
   },
   // The shim uses node builtins only; nothing else it could reach runs code on import.
-  { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: { moduleSideEffects: false } },
+  { ...common, entry: { shim: "src/shim-main.ts" }, clean: false, treeshake: effectFreeModules },
   // The daemon's CLI spawner (backend-adapters' `runCliSpawner`): one per daemon, small, so its forks are cheap.
   {
     ...common,
     entry: { spawner: "src/spawner-main.ts" },
     clean: false,
-    treeshake: { moduleSideEffects: false },
+    treeshake: effectFreeModules,
   },
   // The pre-tool gate hook each turn's CLI runs before every tool call: started once per call.
   {
     ...common,
     entry: { "gate-hook": "src/gate-hook-main.ts" },
     clean: false,
-    treeshake: { moduleSideEffects: false },
+    treeshake: effectFreeModules,
   },
   // The web UI: one browser script (types only from @bridgeworks/protocol, no runtime dependency), its
   // page and stylesheet, served by the daemon from `bundle/ui/`.
