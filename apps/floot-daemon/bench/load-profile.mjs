@@ -34,6 +34,23 @@ const followersPerTurn = 10;
 const uiClients = 8;
 const deltasPerTurn = 300;
 const deltaGapMs = 10;
+// Five starts of each state dir: the seeded one's first also recovers its running turns (a restart
+// after a crash) and is reported apart as well; the p50 is that of a plain restart.
+const restartRounds = 5;
+
+/** How long `node -e 0` takes here, in this environment: the part of every start that is node's own. */
+async function nodeBootstrap(rounds) {
+  const ms = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const startedAt = performance.now();
+    const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
+    children.add(child);
+    await new Promise((resolve) => child.once("exit", resolve));
+    children.delete(child);
+    ms.push(performance.now() - startedAt);
+  }
+  return ms;
+}
 
 async function restarts(root, stateDir, rounds) {
   const readyMs = [];
@@ -148,8 +165,9 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
   const seedMs = Math.round(performance.now() - seedStarted);
   progress(`seeded in ${seedMs} ms`);
 
-  const emptyReady = await restarts(root, emptyDir, 3);
-  const fullReady = await restarts(root, stateDir, 3);
+  const nodeOnly = await nodeBootstrap(restartRounds);
+  const emptyReady = await restarts(root, emptyDir, restartRounds);
+  const fullReady = await restarts(root, stateDir, restartRounds);
   progress("restarts measured");
 
   const loopFile = join(root, "loop-delay.jsonl");
@@ -237,6 +255,8 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
       restartToReadyMs: {
         emptyStateDir: empty,
         seededJournal: full,
+        seededFirstStartRecovering: { ms: stats(fullReady.slice(0, 1)).p50, runningTurns: shape.running },
+        nodeBootstrap: stats(nodeOnly),
         ratioP50: ratio(full.p50, empty.p50),
         goal: "< 300 at 10k sessions / 100k turns (scale 1)",
       },
