@@ -13,7 +13,7 @@ export const fakeClaude = join(here, "fake-claude.mjs");
 export const children = new Set();
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const round = (v) => Math.round(v * 100) / 100;
+export const round = (v) => Math.round(v * 100) / 100;
 export const ratio = (a, b) => Math.round((a / b) * 100) / 100;
 
 export function stats(values) {

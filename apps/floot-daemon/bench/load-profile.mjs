@@ -18,6 +18,7 @@ import {
   openStream,
   ratio,
   readSse,
+  round,
   sleep,
   startDaemon,
   stats,
@@ -41,7 +42,7 @@ const restartRounds = 5;
 /** How long `node -e 0` takes here, in this environment: the part of every start that is node's own. */
 async function nodeBootstrap(rounds) {
   const ms = [];
-  for (let round = 0; round < rounds; round += 1) {
+  for (let run = 0; run < rounds; run += 1) {
     const startedAt = performance.now();
     const child = spawn(process.execPath, ["-e", "0"], { stdio: "ignore" });
     children.add(child);
@@ -54,7 +55,7 @@ async function nodeBootstrap(rounds) {
 
 async function restarts(root, stateDir, rounds) {
   const readyMs = [];
-  for (let round = 0; round < rounds; round += 1) {
+  for (let run = 0; run < rounds; run += 1) {
     const { child, readyMs: ms } = await startDaemon(root, stateDir);
     readyMs.push(ms);
     await stopDaemon(child);
@@ -255,7 +256,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
       restartToReadyMs: {
         emptyStateDir: empty,
         seededJournal: full,
-        seededFirstStartRecovering: { ms: stats(fullReady.slice(0, 1)).p50, runningTurns: shape.running },
+        seededFirstStartRecovering: { ms: round(fullReady[0]), runningTurns: shape.running },
         nodeBootstrap: stats(nodeOnly),
         ratioP50: ratio(full.p50, empty.p50),
         goal: "< 300 at 10k sessions / 100k turns (scale 1)",
