@@ -1,4 +1,15 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { fenceProcess } from "@bridgeworks/backend-adapters";
@@ -37,20 +48,49 @@ export const appDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const bundlePath = join(appDir, "bundle", "floot.mjs");
 export const shimPath = join(appDir, "bundle", "shim.mjs");
 
+/** A copy of checkout files another uid runs, in a fresh 0755 dir under the system temp dir. */
+export interface StagedForOtherUsers {
+  root: string;
+  remove(): void;
+}
+
 /**
- * Tests that run the checkout's bundle as another uid need every directory above it to be searchable
- * by others; a clone under a 0700 directory (e.g. `mktemp -d`) would fail them with a bare EACCES.
+ * Copies `copies` (destination relative to the copy's root -> source) where every uid can reach them:
+ * the checkout itself may sit under a 0700 directory (a home, `mktemp -d`), out of another uid's reach.
  */
-export function requireReachableByOtherUsers(path: string = bundlePath): void {
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) {
-      throw new Error(
-        `these tests run ${path} as another uid, but ${dir} is not searchable by other users ` +
-          `(mode ${(statSync(dir).mode & 0o777).toString(8)}): clone the repository where others can reach it`,
-      );
-    }
-    if (dir === dirname(dir)) return;
+export function stageForOtherUsers(copies: Record<string, string>): StagedForOtherUsers {
+  const root = mkdtempSync(join(tmpdir(), "floot-other-uid-"));
+  chmodSync(root, 0o755);
+  for (const [to, from] of Object.entries(copies)) {
+    cpSync(from, join(root, to), { recursive: true, dereference: true });
   }
+  for (let dir = root; dir !== dirname(dir); dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) throw new Error(`${dir} is not searchable by other users`);
+  }
+  return { root, remove: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/**
+ * The built bundle as another uid runs it: `bundle/` and its one runtime dependency, better-sqlite3
+ * (its JavaScript and native addon) with what it loads.
+ */
+export function stageBundleForOtherUsers(): StagedForOtherUsers & { bundlePath: string } {
+  const packageDir = (name: string, from: string) =>
+    dirname(createRequire(join(from, "package.json")).resolve(`${name}/package.json`));
+  const sqlite = packageDir("better-sqlite3", appDir);
+  const bindings = packageDir("bindings", sqlite);
+  const staged = stageForOtherUsers({
+    bundle: join(appDir, "bundle"),
+    "node_modules/better-sqlite3/package.json": join(sqlite, "package.json"),
+    "node_modules/better-sqlite3/lib": join(sqlite, "lib"),
+    "node_modules/better-sqlite3/build/Release/better_sqlite3.node": join(
+      sqlite,
+      "build/Release/better_sqlite3.node",
+    ),
+    "node_modules/bindings": bindings,
+    "node_modules/file-uri-to-path": packageDir("file-uri-to-path", bindings),
+  });
+  return { ...staged, bundlePath: join(staged.root, "bundle", "floot.mjs") };
 }
 
 export const modelFor: Record<Backend, string> = { claude: "claude-sonnet-4-5", codex: "gpt-5.1-codex" };

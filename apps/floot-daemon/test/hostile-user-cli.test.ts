@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { FlootDaemonFile } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { bundlePath, requireReachableByOtherUsers } from "./daemon-harness.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { stageBundleForOtherUsers } from "./daemon-harness.js";
 
 // A hostile local user against the CLI side (issue 12, attacks 2 and 4). The victim's daemon and CLI
 // run as a uid of their own (never root, so the owner checks bite as for any user), the attacker as
@@ -40,7 +40,12 @@ function removeSharedDirs(): void {
   }
 }
 
-beforeAll(() => requireReachableByOtherUsers());
+// The victim runs a copy of the bundle: the checkout may be out of its uid's reach.
+let victimBundle: ReturnType<typeof stageBundleForOtherUsers>;
+beforeAll(() => {
+  victimBundle = stageBundleForOtherUsers();
+});
+afterAll(() => victimBundle.remove());
 
 beforeEach(() => {
   removeSharedDirs();
@@ -101,7 +106,7 @@ function runAs(
 
 const victimEnv = () => ({ HOME: home });
 const flootAsVictim = (args: string[], input?: string) =>
-  runAs(victim, process.execPath, [bundlePath, ...args, "--state", stateDir], {
+  runAs(victim, process.execPath, [victimBundle.bundlePath, ...args, "--state", stateDir], {
     env: victimEnv(),
     ...(input !== undefined && { input }),
   });
@@ -119,7 +124,7 @@ async function startVictimDaemon() {
   const daemon = spawnAs(
     victim,
     process.execPath,
-    [bundlePath, "daemon", "--state", stateDir, "--port", "0"],
+    [victimBundle.bundlePath, "daemon", "--state", stateDir, "--port", "0"],
     victimEnv(),
   );
   await waitUntil(

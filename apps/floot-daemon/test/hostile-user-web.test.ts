@@ -6,9 +6,9 @@ import { promisify } from "node:util";
 import type { FlootSession } from "@bridgeworks/protocol";
 import { ProcessTracker, type TrackedProcess, waitUntil } from "@bridgeworks/test-harness";
 import type { Page } from "playwright-core";
-import { afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "./browser.js";
-import { appDir, bundlePath, FlootWorld, requireReachableByOtherUsers } from "./daemon-harness.js";
+import { appDir, bundlePath, FlootWorld, stageForOtherUsers } from "./daemon-harness.js";
 
 // Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
 // uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. The README's threat
@@ -17,6 +17,8 @@ import { appDir, bundlePath, FlootWorld, requireReachableByOtherUsers } from "./
 const run = promisify(execFile);
 const hostileDir = join(appDir, "test/hostile");
 const attackerUid = "65534";
+// The attacker runs copies of test/hostile/: the checkout may be out of its uid's reach.
+let attackerScripts: ReturnType<typeof stageForOtherUsers>;
 const tracker = new ProcessTracker();
 let world: FlootWorld | undefined;
 let browser: TestBrowser | undefined;
@@ -43,7 +45,7 @@ function asAttacker(script: string, args: string[] = [], env: Record<string, str
       attackerUid,
       "--clear-groups",
       process.execPath,
-      join(hostileDir, script),
+      join(attackerScripts.root, "hostile", script),
       ...args,
     ],
     { cwd: "/", env: { PATH: "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] },
@@ -103,7 +105,10 @@ async function setUp(): Promise<FlootWorld> {
 }
 
 describe("a hostile local user against the web UI", () => {
-  beforeAll(() => requireReachableByOtherUsers());
+  beforeAll(() => {
+    attackerScripts = stageForOtherUsers({ hostile: hostileDir });
+  });
+  afterAll(() => attackerScripts.remove());
 
   test("attack 1: a page of another user on another 127.0.0.1 port gets no credential from a signed-in browser", async () => {
     const w = await setUp();
