@@ -28,13 +28,14 @@ const spawners: [string, CliProcessDeps][] = [
   ["spawner process", { spawner: helper }],
 ];
 
+/** Running, not a zombie. A process reaped between the two reads is gone (ESRCH), not an error. */
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
   } catch {
     return false;
   }
-  return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
 }
 
 describe.each(spawners)("started %s", (_, deps) => {
