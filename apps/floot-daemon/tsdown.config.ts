@@ -2,7 +2,7 @@ import { defineConfig, type UserConfig } from "tsdown";
 
 // Self-contained files: the CLI and daemon, its CLI spawner, the MCP shim and the gate hook the CLIs launch (each built
 // apart so it shares no chunk and starts fast). Workspace packages and their dependencies are bundled;
-// better-sqlite3 is a native addon and stays a runtime dependency.
+// better-sqlite3's native addon stays in its package, a runtime dependency.
 const common: UserConfig = {
   outDir: "bundle",
   format: "esm",
@@ -12,8 +12,16 @@ const common: UserConfig = {
   outExtensions: () => ({ js: ".mjs" }),
   deps: {
     onlyBundle: false,
-    alwaysBundle: [/^@bridgeworks\//, /^@modelcontextprotocol\//, /^zod/],
-    neverBundle: ["better-sqlite3"],
+    // better-sqlite3's JavaScript is inlined too (loading it as CommonJS walks a dozen files at every
+    // start); its addon stays in the installed package, where openSqlite finds it by path.
+    alwaysBundle: [
+      /^@bridgeworks\//,
+      /^@modelcontextprotocol\//,
+      /^zod/,
+      "better-sqlite3",
+      "bindings",
+      "file-uri-to-path",
+    ],
   },
   // Bundle the workspace packages from their sources, so the bundle never depends on stale dist/ builds.
   inputOptions: { resolve: { conditionNames: ["@bridgeworks/source", "node", "import", "default"] } },

@@ -1,65 +1,82 @@
 import { z } from "zod";
 import { AgentIdentity, AgentName } from "./identity.js";
+import { lazySchema } from "./lazy-schema.js";
 
 /** A stable action id, minted by the board from random bytes: `act_<16 lowercase hex>`. */
-export const ActionId = z
-  .string()
-  .regex(/^act_[0-9a-f]{16}$/, "must look like act_<16 lowercase hex>")
-  .brand<"ActionId">();
+export const ActionId = lazySchema(() =>
+  z
+    .string()
+    .regex(/^act_[0-9a-f]{16}$/, "must look like act_<16 lowercase hex>")
+    .brand<"ActionId">(),
+);
 export type ActionId = z.infer<typeof ActionId>;
 
-export const ActionState = z.enum(["open", "claimed", "done", "cancelled"]);
+export const ActionState = lazySchema(() => z.enum(["open", "claimed", "done", "cancelled"]));
 export type ActionState = z.infer<typeof ActionState>;
 
 /** What an action asks for, e.g. `review` or `deploy.request`; agents decide what a kind means. */
-export const ActionKind = z
-  .string()
-  .min(1, "must not be empty")
-  .max(64, "must be at most 64 characters")
-  .regex(/^[A-Za-z0-9._:/-]+$/, "may hold only letters, digits, '.', '_', ':', '/' and '-'");
+export const ActionKind = lazySchema(() =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .max(64, "must be at most 64 characters")
+    .regex(/^[A-Za-z0-9._:/-]+$/, "may hold only letters, digits, '.', '_', ':', '/' and '-'"),
+);
 export type ActionKind = z.infer<typeof ActionKind>;
 
 /** Who may claim an action: one agent by name (any of its identities), or `*` for every agent. */
-export const ActionRecipient = z
-  .string()
-  .refine((value) => value === "*" || AgentName.safeParse(value).success, "must be an agent name or *");
+export const ActionRecipient = lazySchema(() =>
+  z
+    .string()
+    .refine((value) => value === "*" || AgentName.safeParse(value).success, "must be an agent name or *"),
+);
 export type ActionRecipient = z.infer<typeof ActionRecipient>;
 
 /**
  * A person posting from outside any agent session (the board CLI, the web UI): `human`, or
  * `human:<name>` when the person is known. Humans are not registered on the board.
  */
-export const HumanSender = z
-  .string()
-  .regex(/^human(:[A-Za-z0-9._-]{1,64})?$/, "must be human or human:<name>");
+export const HumanSender = lazySchema(() =>
+  z.string().regex(/^human(:[A-Za-z0-9._-]{1,64})?$/, "must be human or human:<name>"),
+);
 export type HumanSender = z.infer<typeof HumanSender>;
 
 /** Who posted an action: an agent's identity (`agent:<name>#<8 hex>`) or a human sender. */
-export const ActionSender = z.union([AgentIdentity, HumanSender], {
-  error: "must be an agent identity (agent:<name>#<8 hex>) or a human sender (human or human:<name>)",
-});
+export const ActionSender = lazySchema(() =>
+  z.union([AgentIdentity, HumanSender], {
+    error: "must be an agent identity (agent:<name>#<8 hex>) or a human sender (human or human:<name>)",
+  }),
+);
 export type ActionSender = z.infer<typeof ActionSender>;
 
 const maxTextLength = 32_768;
 
-export const ActionBody = z.string().max(maxTextLength, `must be at most ${maxTextLength} characters`);
+export const ActionBody = lazySchema(() =>
+  z.string().max(maxTextLength, `must be at most ${maxTextLength} characters`),
+);
 export type ActionBody = z.infer<typeof ActionBody>;
 
 /** The claimer's result when an action is done; the canceller's reason when it is cancelled. */
-export const ActionResult = z.string().max(maxTextLength, `must be at most ${maxTextLength} characters`);
+export const ActionResult = lazySchema(() =>
+  z.string().max(maxTextLength, `must be at most ${maxTextLength} characters`),
+);
 export type ActionResult = z.infer<typeof ActionResult>;
 
 /** An ISO 8601 instant in UTC, e.g. `2026-11-06T10:15:00.000Z`. */
-export const Timestamp = z.iso.datetime({ precision: 3, error: "must be an ISO 8601 UTC timestamp" });
+export const Timestamp = lazySchema(() =>
+  z.iso.datetime({ precision: 3, error: "must be an ISO 8601 UTC timestamp" }),
+);
 export type Timestamp = z.infer<typeof Timestamp>;
 
 /** What a poster hands to the board; the board adds id, seq, state and timestamps. */
-export const ActionDraft = z.strictObject({
-  kind: ActionKind,
-  to: ActionRecipient,
-  from: ActionSender,
-  body: ActionBody,
-});
+export const ActionDraft = lazySchema(() =>
+  z.strictObject({
+    kind: ActionKind,
+    to: ActionRecipient,
+    from: ActionSender,
+    body: ActionBody,
+  }),
+);
 export type ActionDraft = z.infer<typeof ActionDraft>;
 
 const actionBase = {
@@ -73,75 +90,84 @@ const actionBase = {
   createdAt: Timestamp,
 };
 
-export const OpenAction = z.strictObject({ ...actionBase, state: z.literal("open") });
+export const OpenAction = lazySchema(() => z.strictObject({ ...actionBase, state: z.literal("open") }));
 export type OpenAction = z.infer<typeof OpenAction>;
 
-export const ClaimedAction = z.strictObject({
-  ...actionBase,
-  state: z.literal("claimed"),
-  claimedBy: AgentIdentity,
-  claimedAt: Timestamp,
-});
+export const ClaimedAction = lazySchema(() =>
+  z.strictObject({
+    ...actionBase,
+    state: z.literal("claimed"),
+    claimedBy: AgentIdentity,
+    claimedAt: Timestamp,
+  }),
+);
 export type ClaimedAction = z.infer<typeof ClaimedAction>;
 
-export const DoneAction = z.strictObject({
-  ...actionBase,
-  state: z.literal("done"),
-  claimedBy: AgentIdentity,
-  claimedAt: Timestamp,
-  result: ActionResult.optional(),
-  closedAt: Timestamp,
-});
+export const DoneAction = lazySchema(() =>
+  z.strictObject({
+    ...actionBase,
+    state: z.literal("done"),
+    claimedBy: AgentIdentity,
+    claimedAt: Timestamp,
+    result: ActionResult.optional(),
+    closedAt: Timestamp,
+  }),
+);
 export type DoneAction = z.infer<typeof DoneAction>;
 
 /** A cancelled action keeps `claimedBy` when it was held at the time. */
-export const CancelledAction = z.strictObject({
-  ...actionBase,
-  state: z.literal("cancelled"),
-  claimedBy: AgentIdentity.optional(),
-  claimedAt: Timestamp.optional(),
-  cancelledBy: ActionSender,
-  result: ActionResult.optional(),
-  closedAt: Timestamp,
-});
+export const CancelledAction = lazySchema(() =>
+  z.strictObject({
+    ...actionBase,
+    state: z.literal("cancelled"),
+    claimedBy: AgentIdentity.optional(),
+    claimedAt: Timestamp.optional(),
+    cancelledBy: ActionSender,
+    result: ActionResult.optional(),
+    closedAt: Timestamp,
+  }),
+);
 export type CancelledAction = z.infer<typeof CancelledAction>;
 
 /** One action on the board; which fields are present follows from `state`. */
-export const ActionRecord = z.discriminatedUnion("state", [
-  OpenAction,
-  ClaimedAction,
-  DoneAction,
-  CancelledAction,
-]);
+export const ActionRecord = lazySchema(() =>
+  z.discriminatedUnion("state", [OpenAction, ClaimedAction, DoneAction, CancelledAction]),
+);
 export type ActionRecord = z.infer<typeof ActionRecord>;
 
 /**
  * A position on the board, minted only by the board and carried by the client unchanged.
  * Its content is the board's business; clients get one from an `ActionPage` and never build one.
  */
-export const Cursor = z
-  .string()
-  .min(1, "must not be empty")
-  .max(512, "must be at most 512 characters")
-  .regex(/^[A-Za-z0-9_-]+$/, "must be a cursor the board returned")
-  .brand<"Cursor">();
+export const Cursor = lazySchema(() =>
+  z
+    .string()
+    .min(1, "must not be empty")
+    .max(512, "must be at most 512 characters")
+    .regex(/^[A-Za-z0-9_-]+$/, "must be a cursor the board returned")
+    .brand<"Cursor">(),
+);
 export type Cursor = z.infer<typeof Cursor>;
 
 /** Records in board order and the cursor to resume after them. */
-export const ActionPage = z.strictObject({
-  records: z.array(ActionRecord),
-  cursor: Cursor,
-});
+export const ActionPage = lazySchema(() =>
+  z.strictObject({
+    records: z.array(ActionRecord),
+    cursor: Cursor,
+  }),
+);
 export type ActionPage = z.infer<typeof ActionPage>;
 
 /**
  * The result of a claim. `taken` is the lost race: another identity holds the action, or it is
  * already done or cancelled. Claiming an action the caller already holds answers `claimed` again.
  */
-export const ClaimOutcome = z.discriminatedUnion("outcome", [
-  z.strictObject({ outcome: z.literal("claimed"), record: ClaimedAction }),
-  z.strictObject({ outcome: z.literal("taken"), record: ActionRecord }),
-]);
+export const ClaimOutcome = lazySchema(() =>
+  z.discriminatedUnion("outcome", [
+    z.strictObject({ outcome: z.literal("claimed"), record: ClaimedAction }),
+    z.strictObject({ outcome: z.literal("taken"), record: ActionRecord }),
+  ]),
+);
 export type ClaimOutcome = z.infer<typeof ClaimOutcome>;
 
 /**
@@ -149,10 +175,12 @@ export type ClaimOutcome = z.infer<typeof ClaimOutcome>;
  * to the caller's name or `*` (by board position), or `none` when there was nothing to claim. Never
  * `taken`: the claim picks only what it can win.
  */
-export const ClaimNextOutcome = z.discriminatedUnion("outcome", [
-  z.strictObject({ outcome: z.literal("claimed"), record: ClaimedAction }),
-  z.strictObject({ outcome: z.literal("none") }),
-]);
+export const ClaimNextOutcome = lazySchema(() =>
+  z.discriminatedUnion("outcome", [
+    z.strictObject({ outcome: z.literal("claimed"), record: ClaimedAction }),
+    z.strictObject({ outcome: z.literal("none") }),
+  ]),
+);
 export type ClaimNextOutcome = z.infer<typeof ClaimNextOutcome>;
 
 /**
@@ -160,14 +188,16 @@ export type ClaimNextOutcome = z.infer<typeof ClaimNextOutcome>;
  * caller held it, and the result was not recorded. Completing again answers `completed` with the
  * record as first completed.
  */
-export const CompleteOutcome = z.discriminatedUnion("outcome", [
-  z.strictObject({ outcome: z.literal("completed"), record: DoneAction }),
-  z.strictObject({ outcome: z.literal("cancelled"), record: CancelledAction }),
-]);
+export const CompleteOutcome = lazySchema(() =>
+  z.discriminatedUnion("outcome", [
+    z.strictObject({ outcome: z.literal("completed"), record: DoneAction }),
+    z.strictObject({ outcome: z.literal("cancelled"), record: CancelledAction }),
+  ]),
+);
 export type CompleteOutcome = z.infer<typeof CompleteOutcome>;
 
 /** `retired`: replaced by a successor after a `/clear`; `departed`: its bridge left the board. */
-export const AgentStatus = z.enum(["active", "retired", "departed"]);
+export const AgentStatus = lazySchema(() => z.enum(["active", "retired", "departed"]));
 export type AgentStatus = z.infer<typeof AgentStatus>;
 
 const agentBase = {
@@ -176,64 +206,78 @@ const agentBase = {
   registeredAt: Timestamp,
 };
 
-export const ActiveAgent = z.strictObject({ ...agentBase, status: z.literal("active") });
-export const RetiredAgent = z.strictObject({
-  ...agentBase,
-  status: z.literal("retired"),
-  endedAt: Timestamp,
-  successor: AgentIdentity,
-});
-export const DepartedAgent = z.strictObject({
-  ...agentBase,
-  status: z.literal("departed"),
-  endedAt: Timestamp,
-});
+export const ActiveAgent = lazySchema(() => z.strictObject({ ...agentBase, status: z.literal("active") }));
+export const RetiredAgent = lazySchema(() =>
+  z.strictObject({
+    ...agentBase,
+    status: z.literal("retired"),
+    endedAt: Timestamp,
+    successor: AgentIdentity,
+  }),
+);
+export const DepartedAgent = lazySchema(() =>
+  z.strictObject({
+    ...agentBase,
+    status: z.literal("departed"),
+    endedAt: Timestamp,
+  }),
+);
 
-export const AgentRecord = z.discriminatedUnion("status", [ActiveAgent, RetiredAgent, DepartedAgent]);
+export const AgentRecord = lazySchema(() =>
+  z.discriminatedUnion("status", [ActiveAgent, RetiredAgent, DepartedAgent]),
+);
 export type AgentRecord = z.infer<typeof AgentRecord>;
 export type ActiveAgent = z.infer<typeof ActiveAgent>;
 export type RetiredAgent = z.infer<typeof RetiredAgent>;
 export type DepartedAgent = z.infer<typeof DepartedAgent>;
 
 /** A retire: the successor was registered first, then the old identity retired and its claims released. */
-export const Retirement = z.strictObject({
-  retired: RetiredAgent,
-  current: ActiveAgent,
-  released: z.array(ActionId),
-});
+export const Retirement = lazySchema(() =>
+  z.strictObject({
+    retired: RetiredAgent,
+    current: ActiveAgent,
+    released: z.array(ActionId),
+  }),
+);
 export type Retirement = z.infer<typeof Retirement>;
 
 /** A depart: the identity left the board; `released` lists its claims returned to open. */
-export const Departure = z.strictObject({
-  agent: z.discriminatedUnion("status", [RetiredAgent, DepartedAgent]),
-  released: z.array(ActionId),
-});
+export const Departure = lazySchema(() =>
+  z.strictObject({
+    agent: z.discriminatedUnion("status", [RetiredAgent, DepartedAgent]),
+    released: z.array(ActionId),
+  }),
+);
 export type Departure = z.infer<typeof Departure>;
 
 /** Why a board operation was refused; `busy` alone is worth retrying unchanged. */
-export const BoardErrorCode = z.enum([
-  "invalid_argument",
-  "action_not_found",
-  "agent_not_found",
-  "agent_not_active",
-  "not_addressed",
-  "not_claimer",
-  "not_permitted",
-  "invalid_transition",
-  "retire_incomplete",
-  "busy",
-  "closed",
-  "incompatible_store",
-]);
+export const BoardErrorCode = lazySchema(() =>
+  z.enum([
+    "invalid_argument",
+    "action_not_found",
+    "agent_not_found",
+    "agent_not_active",
+    "not_addressed",
+    "not_claimer",
+    "not_permitted",
+    "invalid_transition",
+    "retire_incomplete",
+    "busy",
+    "closed",
+    "incompatible_store",
+  ]),
+);
 export type BoardErrorCode = z.infer<typeof BoardErrorCode>;
 
 /** A refusal as it crosses a process boundary; `argument` names the offending argument. */
-export const BoardErrorPayload = z.strictObject({
-  code: BoardErrorCode,
-  message: z.string(),
-  argument: z.string().optional(),
-  retryable: z.boolean(),
-  /** The write may or may not have been made: read the board before repeating a post or a claimNext. */
-  unsure: z.literal(true).optional(),
-});
+export const BoardErrorPayload = lazySchema(() =>
+  z.strictObject({
+    code: BoardErrorCode,
+    message: z.string(),
+    argument: z.string().optional(),
+    retryable: z.boolean(),
+    /** The write may or may not have been made: read the board before repeating a post or a claimNext. */
+    unsure: z.literal(true).optional(),
+  }),
+);
 export type BoardErrorPayload = z.infer<typeof BoardErrorPayload>;

@@ -1,16 +1,19 @@
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 
 /**
  * Records of the Pi provider's tool-call ledger (`@bridgeworks/delivery-reconciler`). Claude Code emits
  * `tool_use` blocks, Pi executes them, and a later `streamSimple` context carries the results back; every
  * call and result is paired strictly by this id (`_meta["claudecode/toolUseId"]` on the MCP side).
  */
-export const ToolCallId = z.string().min(1, "tool call id must not be empty");
+export const ToolCallId = lazySchema(() => z.string().min(1, "tool call id must not be empty"));
 export type ToolCallId = z.infer<typeof ToolCallId>;
 
-const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
-const Count = z.number().int().nonnegative();
-const IdList = z.array(ToolCallId);
+const IsoTimestamp = lazySchema(() =>
+  z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" }),
+);
+const Count = lazySchema(() => z.number().int().nonnegative());
+const IdList = lazySchema(() => z.array(ToolCallId));
 
 /**
  * What every diagnostic record carries after its `type`: when it was written, and who it is about:
@@ -33,80 +36,80 @@ const recordContext = {
  * - `failed`: settled without a result reaching a handler (deadline, abort, cancelled handler, refused
  *   arguments). Terminal.
  */
-export const LedgerState = z.enum([
-  "emitted",
-  "forwarded",
-  "handler_waiting",
-  "result_queued",
-  "undelivered",
-  "resolved",
-  "failed",
-]);
+export const LedgerState = lazySchema(() =>
+  z.enum(["emitted", "forwarded", "handler_waiting", "result_queued", "undelivered", "resolved", "failed"]),
+);
 export type LedgerState = z.infer<typeof LedgerState>;
 
-export const TerminalLedgerState = LedgerState.extract(["resolved", "failed"]);
+export const TerminalLedgerState = lazySchema(() => LedgerState.extract(["resolved", "failed"]));
 export type TerminalLedgerState = z.infer<typeof TerminalLedgerState>;
 
 /** What moved an entry of the ledger. */
-export const LedgerEvent = z.enum([
-  /** A `tool_use` block arrived while a Pi stream was open. */
-  "tool_use_streamed",
-  /** A `tool_use` block arrived while no Pi stream was open. */
-  "tool_use_undelivered",
-  /** A `tool_use` block repeated an id the ledger already had; ignored. */
-  "tool_use_duplicate",
-  /** A `tool_use` block whose arguments Pi cannot be given (not a JSON object): never forwarded. */
-  "tool_use_refused",
-  /** An undelivered call was handed to a new Pi stream. */
-  "flushed",
-  /** The Pi stream carrying the call ended with `done`: Pi executes it. */
-  "forwarded",
-  /** The Pi stream carrying the call ended with an error: Pi never got it. */
-  "stream_failed",
-  "handler_waiting",
-  /** A second handler for an id whose handler already waits; refused. */
-  "handler_duplicate",
-  /** A handler for an already settled id; answered at once with the stored answer. */
-  "handler_after_settlement",
-  /** Claude Code cancelled the handler (its MCP request was aborted). */
-  "handler_cancelled",
-  "result_queued",
-  "result_delivered",
-  /** The call was handed to Pi but a later context did not carry its result. */
-  "missing_from_context",
-  "deadline_expired",
-  "aborted",
-]);
+export const LedgerEvent = lazySchema(() =>
+  z.enum([
+    /** A `tool_use` block arrived while a Pi stream was open. */
+    "tool_use_streamed",
+    /** A `tool_use` block arrived while no Pi stream was open. */
+    "tool_use_undelivered",
+    /** A `tool_use` block repeated an id the ledger already had; ignored. */
+    "tool_use_duplicate",
+    /** A `tool_use` block whose arguments Pi cannot be given (not a JSON object): never forwarded. */
+    "tool_use_refused",
+    /** An undelivered call was handed to a new Pi stream. */
+    "flushed",
+    /** The Pi stream carrying the call ended with `done`: Pi executes it. */
+    "forwarded",
+    /** The Pi stream carrying the call ended with an error: Pi never got it. */
+    "stream_failed",
+    "handler_waiting",
+    /** A second handler for an id whose handler already waits; refused. */
+    "handler_duplicate",
+    /** A handler for an already settled id; answered at once with the stored answer. */
+    "handler_after_settlement",
+    /** Claude Code cancelled the handler (its MCP request was aborted). */
+    "handler_cancelled",
+    "result_queued",
+    "result_delivered",
+    /** The call was handed to Pi but a later context did not carry its result. */
+    "missing_from_context",
+    "deadline_expired",
+    "aborted",
+  ]),
+);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 
 /** Why an entry ended `failed`. */
-export const LedgerFailureReason = z.enum([
-  "deadline_expired",
-  /** Its result stayed queued past its deadline with no handler; a late handler still gets that result. */
-  "result_unclaimed",
-  "handler_cancelled",
-  "aborted",
-  /** Claude's arguments were not a JSON object; the call was never forwarded to Pi. */
-  "invalid_arguments",
-]);
+export const LedgerFailureReason = lazySchema(() =>
+  z.enum([
+    "deadline_expired",
+    /** Its result stayed queued past its deadline with no handler; a late handler still gets that result. */
+    "result_unclaimed",
+    "handler_cancelled",
+    "aborted",
+    /** Claude's arguments were not a JSON object; the call was never forwarded to Pi. */
+    "invalid_arguments",
+  ]),
+);
 export type LedgerFailureReason = z.infer<typeof LedgerFailureReason>;
 
 /** One record per change of one ledger entry. */
-export const LedgerTransitionRecord = z.strictObject({
-  type: z.literal("tool_call_ledger_transition"),
-  ...recordContext,
-  toolCallId: ToolCallId,
-  /** The tool's name once a `tool_use` block named it; a handler can arrive first. */
-  toolName: z.string().min(1, "toolName must not be empty").optional(),
-  event: LedgerEvent,
-  /** The state before the event; null when the event created the entry. */
-  from: LedgerState.nullable(),
-  to: LedgerState,
-  handlerWaiting: z.boolean(),
-  reason: LedgerFailureReason.optional(),
-  /** A sentence for a human reading the log, e.g. which deadline expired after how long. */
-  detail: z.string().optional(),
-});
+export const LedgerTransitionRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool_call_ledger_transition"),
+    ...recordContext,
+    toolCallId: ToolCallId,
+    /** The tool's name once a `tool_use` block named it; a handler can arrive first. */
+    toolName: z.string().min(1, "toolName must not be empty").optional(),
+    event: LedgerEvent,
+    /** The state before the event; null when the event created the entry. */
+    from: LedgerState.nullable(),
+    to: LedgerState,
+    handlerWaiting: z.boolean(),
+    reason: LedgerFailureReason.optional(),
+    /** A sentence for a human reading the log, e.g. which deadline expired after how long. */
+    detail: z.string().optional(),
+  }),
+);
 export type LedgerTransitionRecord = z.infer<typeof LedgerTransitionRecord>;
 
 /**
@@ -114,19 +117,21 @@ export type LedgerTransitionRecord = z.infer<typeof LedgerTransitionRecord>;
  * `full` from the start (first context with live calls, or the context got shorter or was rewritten),
  * `skipped` when a first context arrived with nothing to deliver (only its tail was read).
  */
-export const ContextScanMode = z.enum(["incremental", "full", "skipped"]);
+export const ContextScanMode = lazySchema(() => z.enum(["incremental", "full", "skipped"]));
 export type ContextScanMode = z.infer<typeof ContextScanMode>;
 
-export const ContextRescanReason = z.enum(["context_shorter", "context_rewritten"]);
+export const ContextRescanReason = lazySchema(() => z.enum(["context_shorter", "context_rewritten"]));
 export type ContextRescanReason = z.infer<typeof ContextRescanReason>;
 
-export const ContextScanStats = z.strictObject({
-  mode: ContextScanMode,
-  /** First index examined and the context length; messages in [from, length) were read. */
-  from: Count,
-  length: Count,
-  messagesExamined: Count,
-});
+export const ContextScanStats = lazySchema(() =>
+  z.strictObject({
+    mode: ContextScanMode,
+    /** First index examined and the context length; messages in [from, length) were read. */
+    from: Count,
+    length: Count,
+    messagesExamined: Count,
+  }),
+);
 export type ContextScanStats = z.infer<typeof ContextScanStats>;
 
 /**
@@ -141,44 +146,50 @@ export type ContextScanStats = z.infer<typeof ContextScanStats>;
  *   before this ledger's first call (history, e.g. a result whose call compaction removed); skipped.
  * - `unknownIds`: a result for an id this ledger never recorded and the context never called: refused.
  */
-export const ToolResultDeliveryRecord = z.strictObject({
-  type: z.literal("tool_result_delivery"),
-  ...recordContext,
-  scan: ContextScanStats,
-  extractedIds: IdList,
-  presentButNotExtractedIds: IdList,
-  missingFromContextIds: IdList,
-  duplicateIds: IdList,
-  lateIds: IdList,
-  foreignIds: IdList,
-  unknownIds: IdList,
-  /** Of the delivered ids: those whose waiting handler was answered, and those queued for their handler. */
-  resolvedIds: IdList,
-  queuedIds: IdList,
-  /** `toolResult` messages without a usable `toolCallId`; never delivered. */
-  malformedCount: Count,
-});
+export const ToolResultDeliveryRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool_result_delivery"),
+    ...recordContext,
+    scan: ContextScanStats,
+    extractedIds: IdList,
+    presentButNotExtractedIds: IdList,
+    missingFromContextIds: IdList,
+    duplicateIds: IdList,
+    lateIds: IdList,
+    foreignIds: IdList,
+    unknownIds: IdList,
+    /** Of the delivered ids: those whose waiting handler was answered, and those queued for their handler. */
+    resolvedIds: IdList,
+    queuedIds: IdList,
+    /** `toolResult` messages without a usable `toolCallId`; never delivered. */
+    malformedCount: Count,
+  }),
+);
 export type ToolResultDeliveryRecord = z.infer<typeof ToolResultDeliveryRecord>;
 
 /** The context was not an extension of the one scanned before (e.g. after compaction): scanned in full. */
-export const ContextRescanRecord = z.strictObject({
-  type: z.literal("tool_result_context_rescan"),
-  ...recordContext,
-  reason: ContextRescanReason,
-  previousWatermark: Count,
-  length: Count,
-});
+export const ContextRescanRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool_result_context_rescan"),
+    ...recordContext,
+    reason: ContextRescanReason,
+    previousWatermark: Count,
+    length: Count,
+  }),
+);
 export type ContextRescanRecord = z.infer<typeof ContextRescanRecord>;
 
 /** The idle watchdog saw a genuine stall: no output and nothing pending for `timeoutMs`. */
-export const StreamIdleTimeoutRecord = z.strictObject({
-  type: z.literal("stream_idle_timeout"),
-  ...recordContext,
-  timeoutMs: z.number().int().positive(),
-  idleMs: Count,
-  /** The error text handed to Pi; it matches Pi's auto-retry pattern. */
-  message: z.string().min(1),
-});
+export const StreamIdleTimeoutRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("stream_idle_timeout"),
+    ...recordContext,
+    timeoutMs: z.number().int().positive(),
+    idleMs: Count,
+    /** The error text handed to Pi; it matches Pi's auto-retry pattern. */
+    message: z.string().min(1),
+  }),
+);
 export type StreamIdleTimeoutRecord = z.infer<typeof StreamIdleTimeoutRecord>;
 
 /**
@@ -186,55 +197,59 @@ export type StreamIdleTimeoutRecord = z.infer<typeof StreamIdleTimeoutRecord>;
  * is queued, undelivered or executing. `expected` = every call of the round; `delivered` = Pi's result
  * reached the ledger; `resolved` = a handler received it; `waiting` = handlers still waiting.
  */
-export const DeliveryMismatchRecord = z
-  .strictObject({
-    type: z.literal("tool_result_delivery_mismatch"),
-    ...recordContext,
-    /** Why the check ran, e.g. `teardown` or `turn_end`. */
-    trigger: z.string().min(1, "trigger must not be empty"),
-    expectedCount: Count,
-    deliveredCount: Count,
-    resolvedCount: Count,
-    waitingCount: Count,
-    expectedIds: IdList,
-    deliveredIds: IdList,
-    resolvedIds: IdList,
-    waitingIds: IdList,
-    queuedIds: IdList,
-    undeliveredIds: IdList,
-    /** Seen on a Pi stream that has not ended yet. */
-    emittedIds: IdList,
-    /** Handed to Pi, no result yet. */
-    executingIds: IdList,
-    failedIds: IdList,
-  })
-  .superRefine((record, context) => {
-    const countsAndLists = [
-      ["expectedCount", record.expectedCount, record.expectedIds],
-      ["deliveredCount", record.deliveredCount, record.deliveredIds],
-      ["resolvedCount", record.resolvedCount, record.resolvedIds],
-      ["waitingCount", record.waitingCount, record.waitingIds],
-    ] as const;
-    for (const [field, count, ids] of countsAndLists) {
-      if (count !== ids.length) {
-        context.addIssue({
-          code: "custom",
-          path: [field],
-          message: `${field} must equal the number of listed ids (${ids.length})`,
-        });
+export const DeliveryMismatchRecord = lazySchema(() =>
+  z
+    .strictObject({
+      type: z.literal("tool_result_delivery_mismatch"),
+      ...recordContext,
+      /** Why the check ran, e.g. `teardown` or `turn_end`. */
+      trigger: z.string().min(1, "trigger must not be empty"),
+      expectedCount: Count,
+      deliveredCount: Count,
+      resolvedCount: Count,
+      waitingCount: Count,
+      expectedIds: IdList,
+      deliveredIds: IdList,
+      resolvedIds: IdList,
+      waitingIds: IdList,
+      queuedIds: IdList,
+      undeliveredIds: IdList,
+      /** Seen on a Pi stream that has not ended yet. */
+      emittedIds: IdList,
+      /** Handed to Pi, no result yet. */
+      executingIds: IdList,
+      failedIds: IdList,
+    })
+    .superRefine((record, context) => {
+      const countsAndLists = [
+        ["expectedCount", record.expectedCount, record.expectedIds],
+        ["deliveredCount", record.deliveredCount, record.deliveredIds],
+        ["resolvedCount", record.resolvedCount, record.resolvedIds],
+        ["waitingCount", record.waitingCount, record.waitingIds],
+      ] as const;
+      for (const [field, count, ids] of countsAndLists) {
+        if (count !== ids.length) {
+          context.addIssue({
+            code: "custom",
+            path: [field],
+            message: `${field} must equal the number of listed ids (${ids.length})`,
+          });
+        }
       }
-    }
-  });
+    }),
+);
 export type DeliveryMismatchRecord = z.infer<typeof DeliveryMismatchRecord>;
 
 /** Every record the ledger writes to its diagnostic sink (the app appends them to a JSONL file). */
-export const DeliveryDiagnosticRecord = z.discriminatedUnion("type", [
-  LedgerTransitionRecord,
-  ToolResultDeliveryRecord,
-  ContextRescanRecord,
-  StreamIdleTimeoutRecord,
-  DeliveryMismatchRecord,
-]);
+export const DeliveryDiagnosticRecord = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    LedgerTransitionRecord,
+    ToolResultDeliveryRecord,
+    ContextRescanRecord,
+    StreamIdleTimeoutRecord,
+    DeliveryMismatchRecord,
+  ]),
+);
 export type DeliveryDiagnosticRecord = z.infer<typeof DeliveryDiagnosticRecord>;
 
 /*
@@ -243,26 +258,30 @@ export type DeliveryDiagnosticRecord = z.infer<typeof DeliveryDiagnosticRecord>;
  */
 
 /** Calls seen while no Pi stream was open, handed to Pi at the start of the next one. */
-export const UndeliveredToolCallsFlushedRecord = z.strictObject({
-  type: z.literal("undelivered_tool_calls_flushed"),
-  ...recordContext,
-  ids: IdList.min(1, "ids must not be empty"),
-});
+export const UndeliveredToolCallsFlushedRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("undelivered_tool_calls_flushed"),
+    ...recordContext,
+    ids: IdList.min(1, "ids must not be empty"),
+  }),
+);
 export type UndeliveredToolCallsFlushedRecord = z.infer<typeof UndeliveredToolCallsFlushedRecord>;
 
 /** A Claude Code query began: resumed by Claude's session id (`rewound` to an earlier turn) or fresh. */
-export const ClaudeQueryStartedRecord = z.strictObject({
-  type: z.literal("claude_query_started"),
-  ...recordContext,
-  resumed: z.boolean(),
-  rewound: z.boolean(),
-  /** How many of Pi's messages were told to Claude in the first input (a transcript when not resumed). */
-  replayedMessages: Count,
-  /** Started ahead of a prompt (a Pi session selected a claude-code model); nothing was told yet. */
-  warm: z.literal(true).optional(),
-  /** Started by the session this one replaced (`/new`), for this one, before this one existed. */
-  successor: z.literal(true).optional(),
-});
+export const ClaudeQueryStartedRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_query_started"),
+    ...recordContext,
+    resumed: z.boolean(),
+    rewound: z.boolean(),
+    /** How many of Pi's messages were told to Claude in the first input (a transcript when not resumed). */
+    replayedMessages: Count,
+    /** Started ahead of a prompt (a Pi session selected a claude-code model); nothing was told yet. */
+    warm: z.literal(true).optional(),
+    /** Started by the session this one replaced (`/new`), for this one, before this one existed. */
+    successor: z.literal(true).optional(),
+  }),
+);
 export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
 
 /**
@@ -270,61 +289,73 @@ export type ClaudeQueryStartedRecord = z.infer<typeof ClaudeQueryStartedRecord>;
  * hook as meant (`ms` from sending it to its end), `skipped` (`reason`), or `answered`: the model saw
  * it, and the query was ended so that nothing of it reaches Pi's conversation.
  */
-export const ClaudeWarmUpRecord = z.strictObject({
-  type: z.literal("claude_warm_up"),
-  ...recordContext,
-  outcome: z.enum(["blocked", "skipped", "answered"]),
-  ms: z.number().nonnegative().optional(),
-  reason: z.string().min(1, "reason must not be empty").max(200).optional(),
-});
+export const ClaudeWarmUpRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_warm_up"),
+    ...recordContext,
+    outcome: z.enum(["blocked", "skipped", "answered"]),
+    ms: z.number().nonnegative().optional(),
+    reason: z.string().min(1, "reason must not be empty").max(200).optional(),
+  }),
+);
 export type ClaudeWarmUpRecord = z.infer<typeof ClaudeWarmUpRecord>;
 
 /** Claude Code ended its query on its own (exit, crash); `detail` is the tail of what it said. */
-export const ClaudeQueryEndedRecord = z.strictObject({
-  type: z.literal("claude_query_ended"),
-  ...recordContext,
-  detail: z.string().max(500),
-});
+export const ClaudeQueryEndedRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_query_ended"),
+    ...recordContext,
+    detail: z.string().max(500),
+  }),
+);
 export type ClaudeQueryEndedRecord = z.infer<typeof ClaudeQueryEndedRecord>;
 
 /** Claude Code retries an API request; `status` is null for a failure without an HTTP response. */
-export const ClaudeApiRetryRecord = z.strictObject({
-  type: z.literal("claude_api_retry"),
-  ...recordContext,
-  status: z.number().int().nullable(),
-});
+export const ClaudeApiRetryRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_api_retry"),
+    ...recordContext,
+    status: z.number().int().nullable(),
+  }),
+);
 export type ClaudeApiRetryRecord = z.infer<typeof ClaudeApiRetryRecord>;
 
 /** Claude Code's rate-limit event, e.g. `allowed_warning` or `rejected`, with its window when it named one. */
-export const ClaudeRateLimitRecord = z.strictObject({
-  type: z.literal("claude_rate_limit"),
-  ...recordContext,
-  status: z.string().min(1, "status must not be empty"),
-  /** e.g. `five_hour`, `seven_day`. */
-  rateLimitType: z.string().min(1, "rateLimitType must not be empty").optional(),
-  resetsAt: IsoTimestamp.optional(),
-  /** The window's use, 0..1. */
-  utilization: z.number().min(0).max(1).optional(),
-});
+export const ClaudeRateLimitRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_rate_limit"),
+    ...recordContext,
+    status: z.string().min(1, "status must not be empty"),
+    /** e.g. `five_hour`, `seven_day`. */
+    rateLimitType: z.string().min(1, "rateLimitType must not be empty").optional(),
+    resetsAt: IsoTimestamp.optional(),
+    /** The window's use, 0..1. */
+    utilization: z.number().min(0).max(1).optional(),
+  }),
+);
 export type ClaudeRateLimitRecord = z.infer<typeof ClaudeRateLimitRecord>;
 
 /** Claude streamed a content block while no Pi stream was open to carry it (it is not shown to Pi). */
-export const ContentWithoutPiStreamRecord = z.strictObject({
-  type: z.literal("content_without_pi_stream"),
-  ...recordContext,
-  block: z.string().min(1, "block must not be empty"),
-});
+export const ContentWithoutPiStreamRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("content_without_pi_stream"),
+    ...recordContext,
+    block: z.string().min(1, "block must not be empty"),
+  }),
+);
 export type ContentWithoutPiStreamRecord = z.infer<typeof ContentWithoutPiStreamRecord>;
 
 /** Every record of the Pi provider's diagnostics log: the ledger's and the provider's own. */
-export const ClaudeBridgeDiagnosticRecord = z.discriminatedUnion("type", [
-  ...DeliveryDiagnosticRecord.options,
-  UndeliveredToolCallsFlushedRecord,
-  ClaudeQueryStartedRecord,
-  ClaudeWarmUpRecord,
-  ClaudeQueryEndedRecord,
-  ClaudeApiRetryRecord,
-  ClaudeRateLimitRecord,
-  ContentWithoutPiStreamRecord,
-]);
+export const ClaudeBridgeDiagnosticRecord = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    ...DeliveryDiagnosticRecord.options,
+    UndeliveredToolCallsFlushedRecord,
+    ClaudeQueryStartedRecord,
+    ClaudeWarmUpRecord,
+    ClaudeQueryEndedRecord,
+    ClaudeApiRetryRecord,
+    ClaudeRateLimitRecord,
+    ContentWithoutPiStreamRecord,
+  ]),
+);
 export type ClaudeBridgeDiagnosticRecord = z.infer<typeof ClaudeBridgeDiagnosticRecord>;

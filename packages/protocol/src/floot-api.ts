@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ControlToken } from "./control.js";
+import { lazySchema } from "./lazy-schema.js";
 import { PermissionRequest } from "./permission.js";
 import { SecretRequest } from "./secret.js";
 import { Backend, JournalId, SessionRecord, TurnEventEnvelope, TurnInput, TurnRecord } from "./turn.js";
@@ -7,60 +8,64 @@ import { Backend, JournalId, SessionRecord, TurnEventEnvelope, TurnInput, TurnRe
 // The Floot daemon's HTTP API: request and response bodies, and `<state>/daemon.json`, the file the CLI
 // finds the daemon through. Request bodies are strict: an unknown field is refused and named.
 
-const Pid = z.number().int().positive();
-const Port = z.number().int().min(1).max(65535);
+const Pid = lazySchema(() => z.number().int().positive());
+const Port = lazySchema(() => z.number().int().min(1).max(65535));
 
 /** `<state>/daemon.json` (0600), written once the daemon accepts requests. */
-export const FlootDaemonFile = z.strictObject({
-  port: Port,
-  token: ControlToken,
-  pid: Pid,
-  /** The bridge generation this daemon start committed. */
-  generation: z.number().int().positive(),
-  /**
-   * The API's unix socket (0600, in a 0700 runtime dir of the daemon's user): the only way the CLI
-   * reaches the daemon. `port` serves the browser; the CLI never sends anything to it.
-   */
-  socket: z.string().startsWith("/", "the API socket's path is absolute"),
-});
+export const FlootDaemonFile = lazySchema(() =>
+  z.strictObject({
+    port: Port,
+    token: ControlToken,
+    pid: Pid,
+    /** The bridge generation this daemon start committed. */
+    generation: z.number().int().positive(),
+    /**
+     * The API's unix socket (0600, in a 0700 runtime dir of the daemon's user): the only way the CLI
+     * reaches the daemon. `port` serves the browser; the CLI never sends anything to it.
+     */
+    socket: z.string().startsWith("/", "the API socket's path is absolute"),
+  }),
+);
 export type FlootDaemonFile = z.infer<typeof FlootDaemonFile>;
 
-export const EnvVarName = z
-  .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and '_'");
+export const EnvVarName = lazySchema(() =>
+  z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and '_'"),
+);
 
 /** A Codex `-c key=value` override; the value is TOML. */
-export const CodexConfigOverride = z
-  .string()
-  .regex(/^[A-Za-z0-9_.-]+=[\s\S]+$/, "a Codex override is key=value (value in TOML)");
+export const CodexConfigOverride = lazySchema(() =>
+  z.string().regex(/^[A-Za-z0-9_.-]+=[\s\S]+$/, "a Codex override is key=value (value in TOML)"),
+);
 
-const AbsolutePath = z.string().startsWith("/", "must be an absolute path");
+const AbsolutePath = lazySchema(() => z.string().startsWith("/", "must be an absolute path"));
 
 /** What a session adds to the user's own CLI configuration and login. */
-export const FlootSessionOptions = z.strictObject({
-  /** The agent's working folder; default `<state>/sessions/<id>/workspace`, created at the first turn. */
-  workspace: AbsolutePath.optional(),
-  model: z.string().min(1, "model must not be empty").optional(),
-  /** Added to the CLI's environment. Values are never returned by the API. */
-  env: z.record(EnvVarName, z.string()).optional(),
-  /** Codex only: `-c` overrides. */
-  codexConfig: z.array(CodexConfigOverride).optional(),
-  /** Claude Code only: tools allowed besides the daemon's own (e.g. `Bash`). */
-  allowedTools: z.array(z.string().regex(/^[A-Za-z0-9_*():., -]+$/, "not a tool name")).optional(),
-  /** Claude Code only: `--permission-mode`. */
-  permissionMode: z.enum(["default", "acceptEdits", "dontAsk", "plan", "bypassPermissions"]).optional(),
-  /**
-   * Tools (as the CLI's pre-tool hook names them) whose calls have no effect, so a turn that called
-   * only these can be replayed after a restart. Replaces the backend's default list (Claude Code:
-   * `Read`, `Grep`, `Glob`, `LS` and the daemon's MCP tools marked `readOnlyHint`).
-   */
-  effectFreeTools: z.array(z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "not a tool name")).optional(),
-  /**
-   * Claude Code only: how long a permission request waits for a human before the call is denied;
-   * unset waits indefinitely (bounded only by the tool timeout, `FLOOT_TOOL_TIMEOUT_MS`).
-   */
-  permissionTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
-});
+export const FlootSessionOptions = lazySchema(() =>
+  z.strictObject({
+    /** The agent's working folder; default `<state>/sessions/<id>/workspace`, created at the first turn. */
+    workspace: AbsolutePath.optional(),
+    model: z.string().min(1, "model must not be empty").optional(),
+    /** Added to the CLI's environment. Values are never returned by the API. */
+    env: z.record(EnvVarName, z.string()).optional(),
+    /** Codex only: `-c` overrides. */
+    codexConfig: z.array(CodexConfigOverride).optional(),
+    /** Claude Code only: tools allowed besides the daemon's own (e.g. `Bash`). */
+    allowedTools: z.array(z.string().regex(/^[A-Za-z0-9_*():., -]+$/, "not a tool name")).optional(),
+    /** Claude Code only: `--permission-mode`. */
+    permissionMode: z.enum(["default", "acceptEdits", "dontAsk", "plan", "bypassPermissions"]).optional(),
+    /**
+     * Tools (as the CLI's pre-tool hook names them) whose calls have no effect, so a turn that called
+     * only these can be replayed after a restart. Replaces the backend's default list (Claude Code:
+     * `Read`, `Grep`, `Glob`, `LS` and the daemon's MCP tools marked `readOnlyHint`).
+     */
+    effectFreeTools: z.array(z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/, "not a tool name")).optional(),
+    /**
+     * Claude Code only: how long a permission request waits for a human before the call is denied;
+     * unset waits indefinitely (bounded only by the tool timeout, `FLOOT_TOOL_TIMEOUT_MS`).
+     */
+    permissionTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
+  }),
+);
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
 
 const claudeOnlyOptions = ["allowedTools", "permissionMode", "permissionTimeoutMs"] as const;
@@ -69,8 +74,8 @@ const claudeOnlyOptions = ["allowedTools", "permissionMode", "permissionTimeoutM
  * A Codex session's approvals are explicit at creation: `codex exec` 0.171 cannot route an approval
  * request to anyone (see the floot-daemon README), so Claude Code's permission options are refused for it.
  */
-export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backend }).superRefine(
-  (request, context) => {
+export const CreateSessionRequest = lazySchema(() =>
+  FlootSessionOptions.extend({ backend: Backend }).superRefine((request, context) => {
     if (request.backend !== "codex") return;
     for (const field of claudeOnlyOptions) {
       if (request[field] !== undefined)
@@ -80,70 +85,82 @@ export const CreateSessionRequest = FlootSessionOptions.extend({ backend: Backen
           message: `${field} is for Claude Code sessions; a Codex session's policy is its --codex-config (sandbox_mode), and codex exec never asks`,
         });
     }
-  },
+  }),
 );
 export type CreateSessionRequest = z.infer<typeof CreateSessionRequest>;
 
 /** A session as the API shows it: the journal's record plus its configuration (env names only). */
-export const FlootSession = z.strictObject({
-  ...SessionRecord.shape,
-  workspace: AbsolutePath,
-  model: z.string().optional(),
-  envNames: z.array(EnvVarName),
-  codexConfig: z.array(z.string()).optional(),
-  allowedTools: z.array(z.string()).optional(),
-  permissionMode: FlootSessionOptions.shape.permissionMode,
-  permissionTimeoutMs: FlootSessionOptions.shape.permissionTimeoutMs,
-  /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
-  effectFreeTools: z.array(z.string()),
-});
+export const FlootSession = lazySchema(() =>
+  z.strictObject({
+    ...SessionRecord.shape,
+    workspace: AbsolutePath,
+    model: z.string().optional(),
+    envNames: z.array(EnvVarName),
+    codexConfig: z.array(z.string()).optional(),
+    allowedTools: z.array(z.string()).optional(),
+    permissionMode: FlootSessionOptions.shape.permissionMode,
+    permissionTimeoutMs: FlootSessionOptions.shape.permissionTimeoutMs,
+    /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
+    effectFreeTools: z.array(z.string()),
+  }),
+);
 export type FlootSession = z.infer<typeof FlootSession>;
 
 /** `GET /v1/sessions`: one page, newest first; `nextCursor` asks for the next (`?cursor=`). */
-export const FlootSessionList = z.strictObject({
-  sessions: z.array(FlootSession),
-  nextCursor: z.string().optional(),
-});
+export const FlootSessionList = lazySchema(() =>
+  z.strictObject({
+    sessions: z.array(FlootSession),
+    nextCursor: z.string().optional(),
+  }),
+);
 export type FlootSessionList = z.infer<typeof FlootSessionList>;
 
 export const SendTurnRequest = TurnInput;
 export type SendTurnRequest = z.infer<typeof SendTurnRequest>;
 
-export const FlootTurnList = z.strictObject({ turns: z.array(TurnRecord) });
+export const FlootTurnList = lazySchema(() => z.strictObject({ turns: z.array(TurnRecord) }));
 export type FlootTurnList = z.infer<typeof FlootTurnList>;
 
 /** `GET /v1/turns/:id/events?from=N`: committed events from N on. */
-export const FlootEventPage = z.strictObject({
-  events: z.array(TurnEventEnvelope),
-  nextIndex: z.number().int().nonnegative(),
-});
+export const FlootEventPage = lazySchema(() =>
+  z.strictObject({
+    events: z.array(TurnEventEnvelope),
+    nextIndex: z.number().int().nonnegative(),
+  }),
+);
 export type FlootEventPage = z.infer<typeof FlootEventPage>;
 
-export const FlootSecretRequestList = z.strictObject({ requests: z.array(SecretRequest) });
+export const FlootSecretRequestList = lazySchema(() => z.strictObject({ requests: z.array(SecretRequest) }));
 export type FlootSecretRequestList = z.infer<typeof FlootSecretRequestList>;
 
 /** The only body that carries a secret; the daemon keeps the value in memory and never journals it. */
-export const SubmitSecretRequest = z.strictObject({
-  value: z.string().min(1, "value must not be empty").max(65_536, "value must be at most 64 KiB"),
-});
+export const SubmitSecretRequest = lazySchema(() =>
+  z.strictObject({
+    value: z.string().min(1, "value must not be empty").max(65_536, "value must be at most 64 KiB"),
+  }),
+);
 export type SubmitSecretRequest = z.infer<typeof SubmitSecretRequest>;
 
-export const SubmitSecretResponse = z.strictObject({
-  request: SecretRequest,
-  /** `call`: the waiting tool call got fresh credential material; `retry`: its turn had ended, a retry carries it. */
-  deliveredTo: z.enum(["call", "retry"]),
-  retryTurnId: JournalId.optional(),
-});
+export const SubmitSecretResponse = lazySchema(() =>
+  z.strictObject({
+    request: SecretRequest,
+    /** `call`: the waiting tool call got fresh credential material; `retry`: its turn had ended, a retry carries it. */
+    deliveredTo: z.enum(["call", "retry"]),
+    retryTurnId: JournalId.optional(),
+  }),
+);
 export type SubmitSecretResponse = z.infer<typeof SubmitSecretResponse>;
 
-export const FlootDaemonStatus = z.strictObject({
-  pid: Pid,
-  generation: z.number().int().positive(),
-  stateDir: z.string(),
-  startedAt: z.iso.datetime({ offset: true }),
-  /** The TCP port the web UI is served on (`floot open` asks for it over the socket). */
-  port: Port.optional(),
-});
+export const FlootDaemonStatus = lazySchema(() =>
+  z.strictObject({
+    pid: Pid,
+    generation: z.number().int().positive(),
+    stateDir: z.string(),
+    startedAt: z.iso.datetime({ offset: true }),
+    /** The TCP port the web UI is served on (`floot open` asks for it over the socket). */
+    port: Port.optional(),
+  }),
+);
 export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;
 
 /**
@@ -151,16 +168,18 @@ export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;
  * `http://127.0.0.1:<port>/#login=<code>` (a URL fragment: the browser never sends it to a server). The
  * page trades it with `POST /ui/sign-in`. Single use, valid until `expiresAt`.
  */
-export const FlootLoginCode = z.strictObject({
-  code: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a login code is 32 random bytes, base64url"),
-  expiresAt: z.iso.datetime({ offset: true }),
-});
+export const FlootLoginCode = lazySchema(() =>
+  z.strictObject({
+    code: z.string().regex(/^[A-Za-z0-9_-]{43}$/, "a login code is 32 random bytes, base64url"),
+    expiresAt: z.iso.datetime({ offset: true }),
+  }),
+);
 export type FlootLoginCode = z.infer<typeof FlootLoginCode>;
 
-const Base64Url256 = z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes, base64url");
+const Base64Url256 = lazySchema(() => z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes, base64url"));
 
 /** `POST /ui/sign-in` body: the code from the sign-in link's fragment. */
-export const UiSignInRequest = z.strictObject({ code: Base64Url256 });
+export const UiSignInRequest = lazySchema(() => z.strictObject({ code: Base64Url256 }));
 export type UiSignInRequest = z.infer<typeof UiSignInRequest>;
 
 /**
@@ -168,27 +187,33 @@ export type UiSignInRequest = z.infer<typeof UiSignInRequest>;
  * `token` goes in `Authorization: Bearer` and is valid only on the origin it was issued for;
  * `identityKey` lets the page check the daemon's identity (`POST /ui/identity`) before sending it.
  */
-export const UiCredential = z.strictObject({
-  token: Base64Url256,
-  sessionId: Base64Url256,
-  identityKey: Base64Url256,
-  origin: z.string(),
-  expiresAt: z.iso.datetime({ offset: true }),
-});
+export const UiCredential = lazySchema(() =>
+  z.strictObject({
+    token: Base64Url256,
+    sessionId: Base64Url256,
+    identityKey: Base64Url256,
+    origin: z.string(),
+    expiresAt: z.iso.datetime({ offset: true }),
+  }),
+);
 export type UiCredential = z.infer<typeof UiCredential>;
 
 /** `POST /ui/identity`: a fresh nonce; the daemon answers HMAC-SHA256(identityKey, `<origin>\n<nonce>`). */
-export const UiIdentityRequest = z.strictObject({ sessionId: Base64Url256, nonce: Base64Url256 });
+export const UiIdentityRequest = lazySchema(() =>
+  z.strictObject({ sessionId: Base64Url256, nonce: Base64Url256 }),
+);
 export type UiIdentityRequest = z.infer<typeof UiIdentityRequest>;
 
-export const UiIdentityProof = z.strictObject({ proof: Base64Url256 });
+export const UiIdentityProof = lazySchema(() => z.strictObject({ proof: Base64Url256 }));
 export type UiIdentityProof = z.infer<typeof UiIdentityProof>;
 
 /** A session with its current turn (the active one, else the latest), as the web UI's list shows it. */
-export const FlootSessionSummary = z.strictObject({
-  session: FlootSession,
-  currentTurn: TurnRecord.optional(),
-});
+export const FlootSessionSummary = lazySchema(() =>
+  z.strictObject({
+    session: FlootSession,
+    currentTurn: TurnRecord.optional(),
+  }),
+);
 export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
 
 /**
@@ -196,13 +221,15 @@ export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
  * keyset), with the open secret and permission requests of those sessions (what waits on a human);
  * `nextCursor` asks for the next page.
  */
-export const FlootOverview = z.strictObject({
-  status: FlootDaemonStatus,
-  sessions: z.array(FlootSessionSummary),
-  secretRequests: z.array(SecretRequest),
-  permissionRequests: z.array(PermissionRequest),
-  nextCursor: z.string().optional(),
-});
+export const FlootOverview = lazySchema(() =>
+  z.strictObject({
+    status: FlootDaemonStatus,
+    sessions: z.array(FlootSessionSummary),
+    secretRequests: z.array(SecretRequest),
+    permissionRequests: z.array(PermissionRequest),
+    nextCursor: z.string().optional(),
+  }),
+);
 export type FlootOverview = z.infer<typeof FlootOverview>;
 
 /**
@@ -210,35 +237,41 @@ export type FlootOverview = z.infer<typeof FlootOverview>;
  * each commit that changed it (created, stopped, a turn submitted or changing phase, a secret or
  * permission request asked or answered), with its open requests.
  */
-export const FlootSessionChange = z.strictObject({
-  summary: FlootSessionSummary,
-  secretRequests: z.array(SecretRequest),
-  permissionRequests: z.array(PermissionRequest),
-});
+export const FlootSessionChange = lazySchema(() =>
+  z.strictObject({
+    summary: FlootSessionSummary,
+    secretRequests: z.array(SecretRequest),
+    permissionRequests: z.array(PermissionRequest),
+  }),
+);
 export type FlootSessionChange = z.infer<typeof FlootSessionChange>;
 
-export const FlootApiErrorCode = z.enum([
-  "bad_request",
-  "invalid_body",
-  "unauthorized",
-  "forbidden",
-  "not_found",
-  "method_not_allowed",
-  "payload_too_large",
-  "unsupported_media_type",
-  "conflict",
-  "internal",
-]);
+export const FlootApiErrorCode = lazySchema(() =>
+  z.enum([
+    "bad_request",
+    "invalid_body",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "payload_too_large",
+    "unsupported_media_type",
+    "conflict",
+    "internal",
+  ]),
+);
 export type FlootApiErrorCode = z.infer<typeof FlootApiErrorCode>;
 
-export const FlootApiError = z.strictObject({
-  error: z.strictObject({
-    code: z.string().min(1),
-    message: z.string(),
-    /** The offending request field, dotted (`env.1PASSWORD`), when one is to blame. */
-    field: z.string().optional(),
+export const FlootApiError = lazySchema(() =>
+  z.strictObject({
+    error: z.strictObject({
+      code: z.string().min(1),
+      message: z.string(),
+      /** The offending request field, dotted (`env.1PASSWORD`), when one is to blame. */
+      field: z.string().optional(),
+    }),
   }),
-});
+);
 export type FlootApiError = z.infer<typeof FlootApiError>;
 
 /**
@@ -246,23 +279,25 @@ export type FlootApiError = z.infer<typeof FlootApiError>;
  * whether it looks signed in: an API key variable set (`via: "env"`, the variable's name) or a
  * credentials file present (`via: "credentials_file"`, its path). Never a value.
  */
-export const FlootBackendStatus = z.strictObject({
-  backend: Backend,
-  command: z.string(),
-  installed: z.boolean(),
-  path: z.string().optional(),
-  version: z.string().optional(),
-  signedIn: z.strictObject({
-    likely: z.boolean(),
-    via: z.enum(["env", "credentials_file", "none"]),
-    /** The variable's name or the file's path; what was looked for when `via` is `none`. */
-    detail: z.string(),
+export const FlootBackendStatus = lazySchema(() =>
+  z.strictObject({
+    backend: Backend,
+    command: z.string(),
+    installed: z.boolean(),
+    path: z.string().optional(),
+    version: z.string().optional(),
+    signedIn: z.strictObject({
+      likely: z.boolean(),
+      via: z.enum(["env", "credentials_file", "none"]),
+      /** The variable's name or the file's path; what was looked for when `via` is `none`. */
+      detail: z.string(),
+    }),
+    /** How to install it (and point the daemon at it). */
+    installHint: z.string(),
   }),
-  /** How to install it (and point the daemon at it). */
-  installHint: z.string(),
-});
+);
 export type FlootBackendStatus = z.infer<typeof FlootBackendStatus>;
 
 /** `GET /v1/backends`. */
-export const FlootBackendList = z.strictObject({ backends: z.array(FlootBackendStatus) });
+export const FlootBackendList = lazySchema(() => z.strictObject({ backends: z.array(FlootBackendStatus) }));
 export type FlootBackendList = z.infer<typeof FlootBackendList>;

@@ -6,6 +6,7 @@ export * from "./delivery.js";
 export * from "./floot-api.js";
 export * from "./identity.js";
 export * from "./issues.js";
+export * from "./lazy-schema.js";
 export * from "./log.js";
 export * from "./permission.js";
 export * from "./pi-session.js";

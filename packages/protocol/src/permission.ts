@@ -1,11 +1,14 @@
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 import { JournalId } from "./turn.js";
 
 // Permission requests: Claude Code's `--permission-prompt-tool` asks the daemon whether a tool call
 // outside the session's rules may run; a human decides. Metadata only: the input is kept as a bounded
 // summary and a digest, so a retry's identical call finds the decision.
 
-const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
+const IsoTimestamp = lazySchema(() =>
+  z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" }),
+);
 
 /** How much of a call's input a request keeps (and shows). */
 export const permissionInputSummaryChars = 2000;
@@ -14,13 +17,15 @@ export const permissionInputSummaryChars = 2000;
  * A rule in Claude Code's own syntax, as `--allowedTools` takes it: a tool name, optionally with a
  * specifier in parentheses (`Bash(npm test:*)`, `Edit(src/**)`, `mcp__server__tool`).
  */
-export const PermissionRule = z
-  .string()
-  .max(512, "a rule is at most 512 characters")
-  .regex(
-    /^[A-Za-z][A-Za-z0-9_-]*(\([^()\n\r,]+\))?$/,
-    "a rule is a tool name, optionally with a specifier in parentheses, e.g. Bash(npm test:*)",
-  );
+export const PermissionRule = lazySchema(() =>
+  z
+    .string()
+    .max(512, "a rule is at most 512 characters")
+    .regex(
+      /^[A-Za-z][A-Za-z0-9_-]*(\([^()\n\r,]+\))?$/,
+      "a rule is a tool name, optionally with a specifier in parentheses, e.g. Bash(npm test:*)",
+    ),
+);
 export type PermissionRule = z.infer<typeof PermissionRule>;
 
 /**
@@ -29,99 +34,110 @@ export type PermissionRule = z.infer<typeof PermissionRule>;
  * and the decision goes to the turn's retry; `cancelled` (the turn ended) and `expired` (the session's
  * timeout passed) are final.
  */
-export const PermissionRequestStatus = z.enum([
-  "pending",
-  "orphaned",
-  "allowed",
-  "denied",
-  "cancelled",
-  "expired",
-]);
+export const PermissionRequestStatus = lazySchema(() =>
+  z.enum(["pending", "orphaned", "allowed", "denied", "cancelled", "expired"]),
+);
 export type PermissionRequestStatus = z.infer<typeof PermissionRequestStatus>;
 
 /** What the permission prompt tool was asked. */
-export const PermissionRequestDraft = z.strictObject({
-  /** Claude Code's tool_use id of the call in question; the same call asking again gets the same request. */
-  toolCallKey: z.string().min(1).max(256),
-  toolName: z.string().min(1).max(256),
-  inputSummary: z.string().max(permissionInputSummaryChars),
-  /** SHA-256 (hex) of the call's input as JSON: a retry's identical call finds the decision by it. */
-  inputDigest: z.string().regex(/^[0-9a-f]{64}$/, "inputDigest must be a SHA-256 hex digest"),
-  unmatchedRules: z.array(z.string()).max(1000),
-  suggestedRule: PermissionRule,
-});
+export const PermissionRequestDraft = lazySchema(() =>
+  z.strictObject({
+    /** Claude Code's tool_use id of the call in question; the same call asking again gets the same request. */
+    toolCallKey: z.string().min(1).max(256),
+    toolName: z.string().min(1).max(256),
+    inputSummary: z.string().max(permissionInputSummaryChars),
+    /** SHA-256 (hex) of the call's input as JSON: a retry's identical call finds the decision by it. */
+    inputDigest: z.string().regex(/^[0-9a-f]{64}$/, "inputDigest must be a SHA-256 hex digest"),
+    unmatchedRules: z.array(z.string()).max(1000),
+    suggestedRule: PermissionRule,
+  }),
+);
 export type PermissionRequestDraft = z.infer<typeof PermissionRequestDraft>;
 
-export const PermissionDecision = z.discriminatedUnion("behavior", [
-  z.strictObject({
-    behavior: z.literal("allow"),
-    /** `session`: `rule` is added to the session's rules and passed to its later turns. */
-    scope: z.enum(["once", "session"]),
-    rule: PermissionRule.optional(),
-  }),
-  z.strictObject({
-    behavior: z.literal("deny"),
-    message: z.string().max(4000, "message must be at most 4000 characters").optional(),
-  }),
-]);
+export const PermissionDecision = lazySchema(() =>
+  z.discriminatedUnion("behavior", [
+    z.strictObject({
+      behavior: z.literal("allow"),
+      /** `session`: `rule` is added to the session's rules and passed to its later turns. */
+      scope: z.enum(["once", "session"]),
+      rule: PermissionRule.optional(),
+    }),
+    z.strictObject({
+      behavior: z.literal("deny"),
+      message: z.string().max(4000, "message must be at most 4000 characters").optional(),
+    }),
+  ]),
+);
 export type PermissionDecision = z.infer<typeof PermissionDecision>;
 
-export const PermissionRequest = z.strictObject({
-  id: JournalId,
-  turnId: JournalId,
-  sessionId: JournalId,
-  ...PermissionRequestDraft.shape,
-  status: PermissionRequestStatus,
-  decision: PermissionDecision.optional(),
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  decidedAt: IsoTimestamp.optional(),
-  /** When the decision reached a call (the one that asked, or its retry's identical call). */
-  appliedAt: IsoTimestamp.optional(),
-  /**
-   * While a call waits on a request of a session with a permission timeout: when the daemon denies it
-   * (`expired`) unless someone decided. Not journaled: a restart orphans the request, which then waits.
-   */
-  expiresAt: IsoTimestamp.optional(),
-});
+export const PermissionRequest = lazySchema(() =>
+  z.strictObject({
+    id: JournalId,
+    turnId: JournalId,
+    sessionId: JournalId,
+    ...PermissionRequestDraft.shape,
+    status: PermissionRequestStatus,
+    decision: PermissionDecision.optional(),
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    decidedAt: IsoTimestamp.optional(),
+    /** When the decision reached a call (the one that asked, or its retry's identical call). */
+    appliedAt: IsoTimestamp.optional(),
+    /**
+     * While a call waits on a request of a session with a permission timeout: when the daemon denies it
+     * (`expired`) unless someone decided. Not journaled: a restart orphans the request, which then waits.
+     */
+    expiresAt: IsoTimestamp.optional(),
+  }),
+);
 export type PermissionRequest = z.infer<typeof PermissionRequest>;
 
 /** `GET /v1/permission-requests`: pending and orphaned requests. */
-export const FlootPermissionRequestList = z.strictObject({ requests: z.array(PermissionRequest) });
+export const FlootPermissionRequestList = lazySchema(() =>
+  z.strictObject({ requests: z.array(PermissionRequest) }),
+);
 export type FlootPermissionRequestList = z.infer<typeof FlootPermissionRequestList>;
 
 /** `POST /v1/permission-requests/:id/allow`. Without `rule`, a session scope adds the request's suggestion. */
-export const AllowPermissionRequest = z.strictObject({
-  scope: z.enum(["once", "session"]).default("once"),
-  rule: PermissionRule.optional(),
-});
+export const AllowPermissionRequest = lazySchema(() =>
+  z.strictObject({
+    scope: z.enum(["once", "session"]).default("once"),
+    rule: PermissionRule.optional(),
+  }),
+);
 export type AllowPermissionRequest = z.infer<typeof AllowPermissionRequest>;
 
 /** `POST /v1/permission-requests/:id/deny`: the message reaches the model in the tool result. */
-export const DenyPermissionRequest = z.strictObject({
-  message: z.string().max(4000, "message must be at most 4000 characters").optional(),
-});
+export const DenyPermissionRequest = lazySchema(() =>
+  z.strictObject({
+    message: z.string().max(4000, "message must be at most 4000 characters").optional(),
+  }),
+);
 export type DenyPermissionRequest = z.infer<typeof DenyPermissionRequest>;
 
-export const DecidePermissionResponse = z.strictObject({
-  request: PermissionRequest,
-  /** `call`: the waiting call got it; `retry`: the interrupted turn's retry will. */
-  deliveredTo: z.enum(["call", "retry"]),
-  retryTurnId: JournalId.optional(),
-});
+export const DecidePermissionResponse = lazySchema(() =>
+  z.strictObject({
+    request: PermissionRequest,
+    /** `call`: the waiting call got it; `retry`: the interrupted turn's retry will. */
+    deliveredTo: z.enum(["call", "retry"]),
+    retryTurnId: JournalId.optional(),
+  }),
+);
 export type DecidePermissionResponse = z.infer<typeof DecidePermissionResponse>;
 
 /** `GET /v1/sessions/:id/rules`: the rules "allow for this session" added, passed to later turns. */
-export const FlootSessionRules = z.strictObject({ rules: z.array(PermissionRule) });
+export const FlootSessionRules = lazySchema(() => z.strictObject({ rules: z.array(PermissionRule) }));
 export type FlootSessionRules = z.infer<typeof FlootSessionRules>;
 
 /** What Claude Code expects back from a permission prompt tool, as the JSON text of one text block. */
-export const PermissionPromptAnswer = z.discriminatedUnion("behavior", [
-  z.strictObject({ behavior: z.literal("allow"), updatedInput: z.record(z.string(), z.unknown()) }),
-  z.strictObject({ behavior: z.literal("deny"), message: z.string() }),
-]);
+export const PermissionPromptAnswer = lazySchema(() =>
+  z.discriminatedUnion("behavior", [
+    z.strictObject({ behavior: z.literal("allow"), updatedInput: z.record(z.string(), z.unknown()) }),
+    z.strictObject({ behavior: z.literal("deny"), message: z.string() }),
+  ]),
+);
 export type PermissionPromptAnswer = z.infer<typeof PermissionPromptAnswer>;
 
 /** `POST /v1/sessions/:id/rules/remove`: later turns no longer get the rule. */
-export const RemoveSessionRuleRequest = z.strictObject({ rule: PermissionRule });
+export const RemoveSessionRuleRequest = lazySchema(() => z.strictObject({ rule: PermissionRule }));
 export type RemoveSessionRuleRequest = z.infer<typeof RemoveSessionRuleRequest>;

@@ -1,49 +1,60 @@
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 import { JournalId } from "./turn.js";
 
 // Every schema here is strict on purpose: secret-request metadata is journaled, the secret's bytes never
 // are, so an object that carries a `value`, `secret` or any other unknown field is refused, not stripped.
 
-const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
+const IsoTimestamp = lazySchema(() =>
+  z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" }),
+);
 
 /**
  * `pending` waits for a human; `submitted`, `cancelled` and `expired` are final answers; `orphaned` means
  * the turn that asked is gone (interrupted by a restart): the request is still shown and may be answered,
  * and the answer starts an explicit retry instead of reaching the old call.
  */
-export const SecretRequestStatus = z.enum(["pending", "submitted", "cancelled", "expired", "orphaned"]);
+export const SecretRequestStatus = lazySchema(() =>
+  z.enum(["pending", "submitted", "cancelled", "expired", "orphaned"]),
+);
 export type SecretRequestStatus = z.infer<typeof SecretRequestStatus>;
 
 /** The statuses a caller may resolve a request to. */
-export const SecretResolution = SecretRequestStatus.extract(["submitted", "cancelled", "expired"]);
+export const SecretResolution = lazySchema(() =>
+  SecretRequestStatus.extract(["submitted", "cancelled", "expired"]),
+);
 export type SecretResolution = z.infer<typeof SecretResolution>;
 
 /** Statuses a request can still be answered from. */
 export const openSecretRequestStatuses: readonly SecretRequestStatus[] = ["pending", "orphaned"];
 
 /** What a `requestSecret` tool call asks for. */
-export const SecretRequestDraft = z.strictObject({
-  /** The tool call's own id (Claude `_meta["claudecode/toolUseId"]`, Codex `_meta.callId`): repeats dedupe. */
-  toolCallKey: z.string().min(1, "toolCallKey must not be empty").max(256),
-  /** What the secret is, e.g. `GITHUB_TOKEN`. */
-  name: z.string().min(1, "secret name must not be empty").max(128),
-  /** Text shown to the human. */
-  prompt: z.string().max(4000),
-});
+export const SecretRequestDraft = lazySchema(() =>
+  z.strictObject({
+    /** The tool call's own id (Claude `_meta["claudecode/toolUseId"]`, Codex `_meta.callId`): repeats dedupe. */
+    toolCallKey: z.string().min(1, "toolCallKey must not be empty").max(256),
+    /** What the secret is, e.g. `GITHUB_TOKEN`. */
+    name: z.string().min(1, "secret name must not be empty").max(128),
+    /** Text shown to the human. */
+    prompt: z.string().max(4000),
+  }),
+);
 export type SecretRequestDraft = z.infer<typeof SecretRequestDraft>;
 
-export const SecretRequest = z.strictObject({
-  id: JournalId,
-  turnId: JournalId,
-  sessionId: JournalId,
-  toolCallKey: SecretRequestDraft.shape.toolCallKey,
-  name: SecretRequestDraft.shape.name,
-  prompt: SecretRequestDraft.shape.prompt,
-  status: SecretRequestStatus,
-  /** The bridge generation the asking tool call came through. */
-  bridgeGeneration: z.number().int().nonnegative(),
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  resolvedAt: IsoTimestamp.optional(),
-});
+export const SecretRequest = lazySchema(() =>
+  z.strictObject({
+    id: JournalId,
+    turnId: JournalId,
+    sessionId: JournalId,
+    toolCallKey: SecretRequestDraft.shape.toolCallKey,
+    name: SecretRequestDraft.shape.name,
+    prompt: SecretRequestDraft.shape.prompt,
+    status: SecretRequestStatus,
+    /** The bridge generation the asking tool call came through. */
+    bridgeGeneration: z.number().int().nonnegative(),
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    resolvedAt: IsoTimestamp.optional(),
+  }),
+);
 export type SecretRequest = z.infer<typeof SecretRequest>;

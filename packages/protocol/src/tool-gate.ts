@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 
 /**
  * What a `PreToolUse` command hook reads on stdin. Claude Code 2.1.332 and Codex 0.171 send the same
@@ -6,14 +7,16 @@ import { z } from "zod";
  * `PreToolUseCommandInput`); each adds keys of its own, which pass through. `tool_use_id` is Claude's
  * `toolu_…` id and Codex's `call_id`. Codex names its shell tool `Bash`, the others by their own names.
  */
-export const PreToolUseHookInput = z.looseObject({
-  hook_event_name: z.literal("PreToolUse"),
-  session_id: z.string().min(1, "session_id must not be empty"),
-  tool_name: z.string().min(1, "tool_name must not be empty"),
-  tool_input: z.unknown(),
-  tool_use_id: z.string().min(1, "tool_use_id must not be empty"),
-  cwd: z.string().optional(),
-});
+export const PreToolUseHookInput = lazySchema(() =>
+  z.looseObject({
+    hook_event_name: z.literal("PreToolUse"),
+    session_id: z.string().min(1, "session_id must not be empty"),
+    tool_name: z.string().min(1, "tool_name must not be empty"),
+    tool_input: z.unknown(),
+    tool_use_id: z.string().min(1, "tool_use_id must not be empty"),
+    cwd: z.string().optional(),
+  }),
+);
 export type PreToolUseHookInput = z.infer<typeof PreToolUseHookInput>;
 
 /** The longest `inputPreview` a gate request carries, in UTF-16 code units. */
@@ -23,37 +26,45 @@ export const toolGateInputPreviewChars = 2_000;
  * "May this tool call start?", sent by a turn's gate hook over its authenticated channel. The daemon
  * answers `allow` only after it has committed the call to its journal.
  */
-export const ToolGateRequest = z.strictObject({
-  type: z.literal("tool_gate"),
-  toolCallId: z.string().min(1, "toolCallId must not be empty").max(256, "toolCallId is too long"),
-  toolName: z.string().min(1, "toolName must not be empty").max(256, "toolName is too long"),
-  /** The call's input as JSON text, cut to `toolGateInputPreviewChars`. */
-  inputPreview: z
-    .string()
-    .max(toolGateInputPreviewChars, `inputPreview must be at most ${toolGateInputPreviewChars} characters`),
-});
+export const ToolGateRequest = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool_gate"),
+    toolCallId: z.string().min(1, "toolCallId must not be empty").max(256, "toolCallId is too long"),
+    toolName: z.string().min(1, "toolName must not be empty").max(256, "toolName is too long"),
+    /** The call's input as JSON text, cut to `toolGateInputPreviewChars`. */
+    inputPreview: z
+      .string()
+      .max(toolGateInputPreviewChars, `inputPreview must be at most ${toolGateInputPreviewChars} characters`),
+  }),
+);
 export type ToolGateRequest = z.infer<typeof ToolGateRequest>;
 
-export const ToolGateAnswer = z.discriminatedUnion("decision", [
-  z.strictObject({ decision: z.literal("allow") }),
-  z.strictObject({ decision: z.literal("deny"), reason: z.string().min(1, "reason must not be empty") }),
-]);
+export const ToolGateAnswer = lazySchema(() =>
+  z.discriminatedUnion("decision", [
+    z.strictObject({ decision: z.literal("allow") }),
+    z.strictObject({ decision: z.literal("deny"), reason: z.string().min(1, "reason must not be empty") }),
+  ]),
+);
 export type ToolGateAnswer = z.infer<typeof ToolGateAnswer>;
 
 /** What the journal records when the gate admits a tool call. */
-export const ToolAdmissionDraft = z.strictObject({
-  toolCallId: ToolGateRequest.shape.toolCallId,
-  toolName: ToolGateRequest.shape.toolName,
-  inputPreview: ToolGateRequest.shape.inputPreview,
-  /** The session declared this tool effect-free: admitting it records no effect. */
-  effectFree: z.boolean(),
-});
+export const ToolAdmissionDraft = lazySchema(() =>
+  z.strictObject({
+    toolCallId: ToolGateRequest.shape.toolCallId,
+    toolName: ToolGateRequest.shape.toolName,
+    inputPreview: ToolGateRequest.shape.inputPreview,
+    /** The session declared this tool effect-free: admitting it records no effect. */
+    effectFree: z.boolean(),
+  }),
+);
 export type ToolAdmissionDraft = z.infer<typeof ToolAdmissionDraft>;
 
-export const ToolAdmission = ToolAdmissionDraft.extend({
-  turnId: z.string().min(1),
-  /** The index of its `tool.admitted` event in the turn. */
-  eventIndex: z.number().int().nonnegative(),
-  admittedAt: z.iso.datetime({ offset: true }),
-});
+export const ToolAdmission = lazySchema(() =>
+  ToolAdmissionDraft.extend({
+    turnId: z.string().min(1),
+    /** The index of its `tool.admitted` event in the turn. */
+    eventIndex: z.number().int().nonnegative(),
+    admittedAt: z.iso.datetime({ offset: true }),
+  }),
+);
 export type ToolAdmission = z.infer<typeof ToolAdmission>;

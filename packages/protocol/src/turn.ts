@@ -1,21 +1,26 @@
 import { z } from "zod";
+import { lazySchema } from "./lazy-schema.js";
 
 /**
  * Identifier of a Floot session, turn or secret request. The journal mints UUIDv7 ids (sortable by
  * creation time); callers may bring their own ids as long as they match this shape.
  */
-export const JournalId = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
-    "id must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
-  );
+export const JournalId = lazySchema(() =>
+  z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/,
+      "id must be 1-128 characters of letters, digits, '.', '_', ':' or '-', starting with a letter or digit",
+    ),
+);
 export type JournalId = z.infer<typeof JournalId>;
 
-const IsoTimestamp = z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" });
-const NonNegativeInt = z.number().int().nonnegative();
+const IsoTimestamp = lazySchema(() =>
+  z.iso.datetime({ offset: true, error: "timestamp must be an ISO 8601 date-time" }),
+);
+const NonNegativeInt = lazySchema(() => z.number().int().nonnegative());
 
-export const Backend = z.enum(["claude", "codex"]);
+export const Backend = lazySchema(() => z.enum(["claude", "codex"]));
 export type Backend = z.infer<typeof Backend>;
 
 /**
@@ -23,22 +28,24 @@ export type Backend = z.infer<typeof Backend>;
  * spawning, `running` while it runs or waits for a secret, `idle` without an active turn, `stopped` once
  * the session was stopped (it takes no new turn).
  */
-export const SessionStatus = z.enum(["idle", "provisioning", "running", "stopped"]);
+export const SessionStatus = lazySchema(() => z.enum(["idle", "provisioning", "running", "stopped"]));
 export type SessionStatus = z.infer<typeof SessionStatus>;
 
-export const SessionRecord = z.strictObject({
-  id: JournalId,
-  backend: Backend,
-  status: SessionStatus,
-  /** The backend's conversation (Claude session UUID, Codex thread id) the next turn resumes. */
-  conversationId: z.string().min(1).optional(),
-  activeTurnId: JournalId.optional(),
-  queuedTurns: NonNegativeInt,
-  createdAt: IsoTimestamp,
-  stoppedAt: IsoTimestamp.optional(),
-  /** The session's first prompt (its first 200 characters): what a list shows and searches. */
-  title: z.string().optional(),
-});
+export const SessionRecord = lazySchema(() =>
+  z.strictObject({
+    id: JournalId,
+    backend: Backend,
+    status: SessionStatus,
+    /** The backend's conversation (Claude session UUID, Codex thread id) the next turn resumes. */
+    conversationId: z.string().min(1).optional(),
+    activeTurnId: JournalId.optional(),
+    queuedTurns: NonNegativeInt,
+    createdAt: IsoTimestamp,
+    stoppedAt: IsoTimestamp.optional(),
+    /** The session's first prompt (its first 200 characters): what a list shows and searches. */
+    title: z.string().optional(),
+  }),
+);
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
 /**
@@ -46,47 +53,52 @@ export type SessionRecord = z.infer<typeof SessionRecord>;
  * `status` keeps sessions in that status, `search` keeps those whose id starts with it or whose title
  * contains it (case-insensitive).
  */
-export const SessionPageQuery = z.strictObject({
-  limit: z.number().int().min(1).max(500).optional(),
-  cursor: z.string().min(1).max(200).optional(),
-  status: SessionStatus.optional(),
-  search: z.string().min(1).max(200).optional(),
-});
+export const SessionPageQuery = lazySchema(() =>
+  z.strictObject({
+    limit: z.number().int().min(1).max(500).optional(),
+    cursor: z.string().min(1).max(200).optional(),
+    status: SessionStatus.optional(),
+    search: z.string().min(1).max(200).optional(),
+  }),
+);
 export type SessionPageQuery = z.infer<typeof SessionPageQuery>;
 
 /** What creating a session takes; the journal mints an id when none is given. */
-export const SessionDraft = z.strictObject({
-  id: JournalId.optional(),
-  backend: Backend,
-});
+export const SessionDraft = lazySchema(() =>
+  z.strictObject({
+    id: JournalId.optional(),
+    backend: Backend,
+  }),
+);
 export type SessionDraft = z.infer<typeof SessionDraft>;
 
 /**
  * `queued` waits behind the session's active turn. `accepted` is committed and will run; it then moves
  * through spawning -> running -> (awaiting_secret) to exactly one terminal phase.
  */
-export const TurnPhase = z.enum([
-  "queued",
-  "accepted",
-  "spawning",
-  "running",
-  "awaiting_secret",
-  "completed",
-  "failed",
-  "cancelled",
-  "interrupted",
-]);
+export const TurnPhase = lazySchema(() =>
+  z.enum([
+    "queued",
+    "accepted",
+    "spawning",
+    "running",
+    "awaiting_secret",
+    "completed",
+    "failed",
+    "cancelled",
+    "interrupted",
+  ]),
+);
 export type TurnPhase = z.infer<typeof TurnPhase>;
 
-export const TerminalTurnPhase = TurnPhase.extract(["completed", "failed", "cancelled", "interrupted"]);
+export const terminalTurnPhases = ["completed", "failed", "cancelled", "interrupted"] as const;
+export const TerminalTurnPhase = lazySchema(() => TurnPhase.extract(terminalTurnPhases));
 export type TerminalTurnPhase = z.infer<typeof TerminalTurnPhase>;
 
 /** Phases that hold a session's single active slot. */
-export const ActiveTurnPhase = TurnPhase.extract(["accepted", "spawning", "running", "awaiting_secret"]);
+export const activeTurnPhases = ["accepted", "spawning", "running", "awaiting_secret"] as const;
+export const ActiveTurnPhase = lazySchema(() => TurnPhase.extract(activeTurnPhases));
 export type ActiveTurnPhase = z.infer<typeof ActiveTurnPhase>;
-
-export const terminalTurnPhases: readonly TerminalTurnPhase[] = TerminalTurnPhase.options;
-export const activeTurnPhases: readonly ActiveTurnPhase[] = ActiveTurnPhase.options;
 
 export function isTerminalTurnPhase(phase: TurnPhase): phase is TerminalTurnPhase {
   return (terminalTurnPhases as readonly TurnPhase[]).includes(phase);
@@ -96,23 +108,29 @@ export function isActiveTurnPhase(phase: TurnPhase): phase is ActiveTurnPhase {
   return (activeTurnPhases as readonly TurnPhase[]).includes(phase);
 }
 
-export const TurnInput = z.strictObject({
-  prompt: z.string().min(1, "prompt must not be empty"),
-});
+export const TurnInput = lazySchema(() =>
+  z.strictObject({
+    prompt: z.string().min(1, "prompt must not be empty"),
+  }),
+);
 export type TurnInput = z.infer<typeof TurnInput>;
 
-export const TurnError = z.strictObject({
-  code: z.string().min(1, "error code must not be empty"),
-  message: z.string(),
-});
+export const TurnError = lazySchema(() =>
+  z.strictObject({
+    code: z.string().min(1, "error code must not be empty"),
+    message: z.string(),
+  }),
+);
 export type TurnError = z.infer<typeof TurnError>;
 
 /** The CLI process of a turn: fenced after a restart only when both pid and start time still match. */
-export const CliProcess = z.strictObject({
-  pid: z.number().int().positive(),
-  /** Opaque start-time token (e.g. field 22 of /proc/<pid>/stat), compared verbatim. */
-  startTime: z.string().min(1, "process start time must not be empty"),
-});
+export const CliProcess = lazySchema(() =>
+  z.strictObject({
+    pid: z.number().int().positive(),
+    /** Opaque start-time token (e.g. field 22 of /proc/<pid>/stat), compared verbatim. */
+    startTime: z.string().min(1, "process start time must not be empty"),
+  }),
+);
 export type CliProcess = z.infer<typeof CliProcess>;
 
 /**
@@ -120,160 +138,190 @@ export type CliProcess = z.infer<typeof CliProcess>;
  * (`FLOOT_SPAWN_MARKER`, inherited by its children): a restart finds the CLI by it even when the daemon
  * died before the CLI's pid was journaled. Not a secret, but unguessable, so no other process carries it.
  */
-export const SpawnMarker = z.string().regex(/^[0-9a-f]{32}$/, "spawn marker must be 32 lowercase hex digits");
+export const SpawnMarker = lazySchema(() =>
+  z.string().regex(/^[0-9a-f]{32}$/, "spawn marker must be 32 lowercase hex digits"),
+);
 export type SpawnMarker = z.infer<typeof SpawnMarker>;
 
 /** Side effects that make a blind replay unsafe. */
-export const TurnEffect = z.enum(["assistant_text", "tool_started"]);
+export const TurnEffect = lazySchema(() => z.enum(["assistant_text", "tool_started"]));
 export type TurnEffect = z.infer<typeof TurnEffect>;
 
-export const TurnRecord = z.strictObject({
-  id: JournalId,
-  sessionId: JournalId,
-  /** Position in the session, from 1, in submission order (queued turns run in seq order). */
-  seq: z.number().int().positive(),
-  backend: Backend,
-  input: TurnInput,
-  phase: TurnPhase,
-  /** 1 + the automatic replays before this turn; an explicit retry starts again at 1. */
-  attempt: z.number().int().positive(),
-  replayOf: JournalId.optional(),
-  retryOf: JournalId.optional(),
-  effects: z.array(TurnEffect),
-  bridgeGeneration: NonNegativeInt,
-  conversationId: z.string().min(1).optional(),
-  spawnMarker: SpawnMarker.optional(),
-  process: CliProcess.optional(),
-  error: TurnError.optional(),
-  /** Number of committed events; the next event gets this index. */
-  eventCount: NonNegativeInt,
-  createdAt: IsoTimestamp,
-  updatedAt: IsoTimestamp,
-  endedAt: IsoTimestamp.optional(),
-});
+export const TurnRecord = lazySchema(() =>
+  z.strictObject({
+    id: JournalId,
+    sessionId: JournalId,
+    /** Position in the session, from 1, in submission order (queued turns run in seq order). */
+    seq: z.number().int().positive(),
+    backend: Backend,
+    input: TurnInput,
+    phase: TurnPhase,
+    /** 1 + the automatic replays before this turn; an explicit retry starts again at 1. */
+    attempt: z.number().int().positive(),
+    replayOf: JournalId.optional(),
+    retryOf: JournalId.optional(),
+    effects: z.array(TurnEffect),
+    bridgeGeneration: NonNegativeInt,
+    conversationId: z.string().min(1).optional(),
+    spawnMarker: SpawnMarker.optional(),
+    process: CliProcess.optional(),
+    error: TurnError.optional(),
+    /** Number of committed events; the next event gets this index. */
+    eventCount: NonNegativeInt,
+    createdAt: IsoTimestamp,
+    updatedAt: IsoTimestamp,
+    endedAt: IsoTimestamp.optional(),
+  }),
+);
 export type TurnRecord = z.infer<typeof TurnRecord>;
 
-const Text = z.string();
+const Text = lazySchema(() => z.string());
 
 // Events a backend adapter produces from its CLI's stream (BackendEvent).
 
-export const BackendStartedEvent = z.strictObject({
-  type: z.literal("backend.started"),
-  conversationId: z.string().min(1, "conversationId must not be empty"),
-});
+export const BackendStartedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("backend.started"),
+    conversationId: z.string().min(1, "conversationId must not be empty"),
+  }),
+);
 export type BackendStartedEvent = z.infer<typeof BackendStartedEvent>;
 
-export const AssistantDeltaEvent = z.strictObject({ type: z.literal("assistant.delta"), text: Text });
+export const AssistantDeltaEvent = lazySchema(() =>
+  z.strictObject({ type: z.literal("assistant.delta"), text: Text }),
+);
 export type AssistantDeltaEvent = z.infer<typeof AssistantDeltaEvent>;
 
-export const AssistantTextEvent = z.strictObject({ type: z.literal("assistant.text"), text: Text });
+export const AssistantTextEvent = lazySchema(() =>
+  z.strictObject({ type: z.literal("assistant.text"), text: Text }),
+);
 export type AssistantTextEvent = z.infer<typeof AssistantTextEvent>;
 
-export const ReasoningEvent = z.strictObject({ type: z.literal("reasoning"), text: Text });
+export const ReasoningEvent = lazySchema(() => z.strictObject({ type: z.literal("reasoning"), text: Text }));
 export type ReasoningEvent = z.infer<typeof ReasoningEvent>;
 
 /**
  * Marks a tool the session declared effect-free (it only reads, e.g. Claude Code's `Read`): its start
  * proves no effect, so a turn that only read can still be replayed. Present only when true.
  */
-const EffectFree = z.literal(true).optional();
+const EffectFree = lazySchema(() => z.literal(true).optional());
 
-export const ToolStartedEvent = z.strictObject({
-  type: z.literal("tool.started"),
-  toolId: z.string().min(1, "toolId must not be empty"),
-  name: z.string().min(1, "tool name must not be empty"),
-  input: z.json(),
-  effectFree: EffectFree,
-});
+export const ToolStartedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool.started"),
+    toolId: z.string().min(1, "toolId must not be empty"),
+    name: z.string().min(1, "tool name must not be empty"),
+    input: z.json(),
+    effectFree: EffectFree,
+  }),
+);
 export type ToolStartedEvent = z.infer<typeof ToolStartedEvent>;
 
-export const ToolCompletedEvent = z.strictObject({
-  type: z.literal("tool.completed"),
-  toolId: z.string().min(1, "toolId must not be empty"),
-  output: z.json().optional(),
-  isError: z.boolean(),
-});
+export const ToolCompletedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool.completed"),
+    toolId: z.string().min(1, "toolId must not be empty"),
+    output: z.json().optional(),
+    isError: z.boolean(),
+  }),
+);
 export type ToolCompletedEvent = z.infer<typeof ToolCompletedEvent>;
 
-export const UsageEvent = z.strictObject({
-  type: z.literal("usage"),
-  input: NonNegativeInt,
-  output: NonNegativeInt,
-  cacheRead: NonNegativeInt.optional(),
-  cacheWrite: NonNegativeInt.optional(),
-  costUsd: z.number().nonnegative().optional(),
-});
+export const UsageEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("usage"),
+    input: NonNegativeInt,
+    output: NonNegativeInt,
+    cacheRead: NonNegativeInt.optional(),
+    cacheWrite: NonNegativeInt.optional(),
+    costUsd: z.number().nonnegative().optional(),
+  }),
+);
 export type UsageEvent = z.infer<typeof UsageEvent>;
 
-export const WarningEvent = z.strictObject({
-  type: z.literal("warning"),
-  code: z.string().min(1).optional(),
-  message: z.string(),
-});
+export const WarningEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("warning"),
+    code: z.string().min(1).optional(),
+    message: z.string(),
+  }),
+);
 export type WarningEvent = z.infer<typeof WarningEvent>;
 
-export const ErrorEvent = z.strictObject({
-  type: z.literal("error"),
-  code: z.string().min(1).optional(),
-  message: z.string(),
-});
+export const ErrorEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("error"),
+    code: z.string().min(1).optional(),
+    message: z.string(),
+  }),
+);
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 
-export const BackendEvent = z.discriminatedUnion("type", [
-  BackendStartedEvent,
-  AssistantDeltaEvent,
-  AssistantTextEvent,
-  ReasoningEvent,
-  ToolStartedEvent,
-  ToolCompletedEvent,
-  UsageEvent,
-  WarningEvent,
-  ErrorEvent,
-]);
+export const BackendEvent = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    BackendStartedEvent,
+    AssistantDeltaEvent,
+    AssistantTextEvent,
+    ReasoningEvent,
+    ToolStartedEvent,
+    ToolCompletedEvent,
+    UsageEvent,
+    WarningEvent,
+    ErrorEvent,
+  ]),
+);
 export type BackendEvent = z.infer<typeof BackendEvent>;
 
 // Events only the journal writes, in the same transaction as the state change they record (JournalEvent).
 
-export const SecretRequestedEvent = z.strictObject({
-  type: z.literal("secret.requested"),
-  requestId: JournalId,
-  toolCallKey: z.string().min(1),
-  name: z.string().min(1),
-  prompt: z.string(),
-});
+export const SecretRequestedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("secret.requested"),
+    requestId: JournalId,
+    toolCallKey: z.string().min(1),
+    name: z.string().min(1),
+    prompt: z.string(),
+  }),
+);
 export type SecretRequestedEvent = z.infer<typeof SecretRequestedEvent>;
 
-export const SecretResolvedEvent = z.strictObject({
-  type: z.literal("secret.resolved"),
-  requestId: JournalId,
-  status: z.enum(["submitted", "cancelled", "expired", "orphaned"]),
-});
+export const SecretResolvedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("secret.resolved"),
+    requestId: JournalId,
+    status: z.enum(["submitted", "cancelled", "expired", "orphaned"]),
+  }),
+);
 export type SecretResolvedEvent = z.infer<typeof SecretResolvedEvent>;
 
 /** Claude Code asked the daemon's permission prompt tool whether a tool call may run. */
-export const PermissionRequestedEvent = z.strictObject({
-  type: z.literal("permission.requested"),
-  requestId: JournalId,
-  toolName: z.string().min(1),
-  /** The call's input, bounded (`permissionInputSummaryChars`). */
-  inputSummary: z.string(),
-  /** The session's rules in force when Claude Code asked: none of them matched the call. */
-  unmatchedRules: z.array(z.string()),
-  /** A rule in Claude Code's syntax that "allow for this session" would add, e.g. `Bash(npm:*)`. */
-  suggestedRule: z.string(),
-});
+export const PermissionRequestedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("permission.requested"),
+    requestId: JournalId,
+    toolName: z.string().min(1),
+    /** The call's input, bounded (`permissionInputSummaryChars`). */
+    inputSummary: z.string(),
+    /** The session's rules in force when Claude Code asked: none of them matched the call. */
+    unmatchedRules: z.array(z.string()),
+    /** A rule in Claude Code's syntax that "allow for this session" would add, e.g. `Bash(npm:*)`. */
+    suggestedRule: z.string(),
+  }),
+);
 export type PermissionRequestedEvent = z.infer<typeof PermissionRequestedEvent>;
 
 /** A permission request was decided, closed, or its decision reached a call (`applied`). */
-export const PermissionResolvedEvent = z.strictObject({
-  type: z.literal("permission.resolved"),
-  requestId: JournalId,
-  status: z.enum(["allowed", "denied", "cancelled", "expired", "orphaned", "applied"]),
-  /** For `allowed` by a session rule: the rule added. */
-  rule: z.string().optional(),
-  /** For `denied`: what the model is told. */
-  message: z.string().optional(),
-});
+export const PermissionResolvedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("permission.resolved"),
+    requestId: JournalId,
+    status: z.enum(["allowed", "denied", "cancelled", "expired", "orphaned", "applied"]),
+    /** For `allowed` by a session rule: the rule added. */
+    rule: z.string().optional(),
+    /** For `denied`: what the model is told. */
+    message: z.string().optional(),
+  }),
+);
 export type PermissionResolvedEvent = z.infer<typeof PermissionResolvedEvent>;
 
 /**
@@ -281,52 +329,64 @@ export type PermissionResolvedEvent = z.infer<typeof PermissionResolvedEvent>;
  * answered, so before the tool could run. `inputPreview` is the call's input as JSON text, cut to
  * `toolGateInputPreviewChars`.
  */
-export const ToolAdmittedEvent = z.strictObject({
-  type: z.literal("tool.admitted"),
-  toolId: z.string().min(1, "toolId must not be empty"),
-  name: z.string().min(1, "tool name must not be empty"),
-  inputPreview: z.string(),
-  effectFree: EffectFree,
-});
+export const ToolAdmittedEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool.admitted"),
+    toolId: z.string().min(1, "toolId must not be empty"),
+    name: z.string().min(1, "tool name must not be empty"),
+    inputPreview: z.string(),
+    effectFree: EffectFree,
+  }),
+);
 export type ToolAdmittedEvent = z.infer<typeof ToolAdmittedEvent>;
 
-export const PhaseEvent = z.strictObject({
-  type: z.literal("phase"),
-  phase: TurnPhase.exclude(["completed", "failed", "cancelled", "interrupted"]),
-});
+export const PhaseEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("phase"),
+    phase: TurnPhase.exclude(["completed", "failed", "cancelled", "interrupted"]),
+  }),
+);
 export type PhaseEvent = z.infer<typeof PhaseEvent>;
 
-export const TerminalEvent = z.strictObject({
-  type: z.literal("terminal"),
-  outcome: TerminalTurnPhase,
-  error: TurnError.optional(),
-  /** The automatic replay that carries on this turn's input, if any. */
-  continuedBy: JournalId.optional(),
-});
+export const TerminalEvent = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("terminal"),
+    outcome: TerminalTurnPhase,
+    error: TurnError.optional(),
+    /** The automatic replay that carries on this turn's input, if any. */
+    continuedBy: JournalId.optional(),
+  }),
+);
 export type TerminalEvent = z.infer<typeof TerminalEvent>;
 
-export const JournalEvent = z.discriminatedUnion("type", [
-  SecretRequestedEvent,
-  SecretResolvedEvent,
-  PermissionRequestedEvent,
-  PermissionResolvedEvent,
-  ToolAdmittedEvent,
-  PhaseEvent,
-  TerminalEvent,
-]);
+export const JournalEvent = lazySchema(() =>
+  z.discriminatedUnion("type", [
+    SecretRequestedEvent,
+    SecretResolvedEvent,
+    PermissionRequestedEvent,
+    PermissionResolvedEvent,
+    ToolAdmittedEvent,
+    PhaseEvent,
+    TerminalEvent,
+  ]),
+);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 
-export const TurnEvent = z.discriminatedUnion("type", [...BackendEvent.options, ...JournalEvent.options]);
+export const TurnEvent = lazySchema(() =>
+  z.discriminatedUnion("type", [...BackendEvent.options, ...JournalEvent.options]),
+);
 export type TurnEvent = z.infer<typeof TurnEvent>;
 export type TurnEventType = TurnEvent["type"];
 
-export const TurnEventEnvelope = z.strictObject({
-  turnId: JournalId,
-  /** Contiguous from 0 within a turn. */
-  index: NonNegativeInt,
-  at: IsoTimestamp,
-  event: TurnEvent,
-});
+export const TurnEventEnvelope = lazySchema(() =>
+  z.strictObject({
+    turnId: JournalId,
+    /** Contiguous from 0 within a turn. */
+    index: NonNegativeInt,
+    at: IsoTimestamp,
+    event: TurnEvent,
+  }),
+);
 export type TurnEventEnvelope = z.infer<typeof TurnEventEnvelope>;
 
 /**
@@ -334,23 +394,25 @@ export type TurnEventEnvelope = z.infer<typeof TurnEventEnvelope>;
  * terminal) event and any secret-request change in one transaction. `queued -> accepted` is a promotion,
  * `running <-> awaiting_secret` follows secret requests: neither is asked for here.
  */
-export const TurnTransition = z
-  .strictObject({
-    phase: TurnPhase.extract(["spawning", "running", "completed", "failed", "cancelled", "interrupted"]),
-    /** The backend event that caused the change, e.g. the error before `failed`. */
-    cause: BackendEvent.optional(),
-    /** Recorded on `spawning`, before the spawn, so a restart can find the CLI before its pid is known. */
-    spawnMarker: SpawnMarker.optional(),
-    /** Recorded on `running`, before any output is read, so a restart can fence the process. */
-    process: CliProcess.optional(),
-    /** Known before spawn for Claude (`--session-id`); Codex reports it as `backend.started`. */
-    conversationId: z.string().min(1, "conversationId must not be empty").optional(),
-    error: TurnError.optional(),
-  })
-  .refine((change) => change.spawnMarker === undefined || change.phase === "spawning", {
-    path: ["spawnMarker"],
-    error: "spawnMarker is journaled with the spawning phase only",
-  });
+export const TurnTransition = lazySchema(() =>
+  z
+    .strictObject({
+      phase: TurnPhase.extract(["spawning", "running", "completed", "failed", "cancelled", "interrupted"]),
+      /** The backend event that caused the change, e.g. the error before `failed`. */
+      cause: BackendEvent.optional(),
+      /** Recorded on `spawning`, before the spawn, so a restart can find the CLI before its pid is known. */
+      spawnMarker: SpawnMarker.optional(),
+      /** Recorded on `running`, before any output is read, so a restart can fence the process. */
+      process: CliProcess.optional(),
+      /** Known before spawn for Claude (`--session-id`); Codex reports it as `backend.started`. */
+      conversationId: z.string().min(1, "conversationId must not be empty").optional(),
+      error: TurnError.optional(),
+    })
+    .refine((change) => change.spawnMarker === undefined || change.phase === "spawning", {
+      path: ["spawnMarker"],
+      error: "spawnMarker is journaled with the spawning phase only",
+    }),
+);
 export type TurnTransition = z.infer<typeof TurnTransition>;
 
 const noEffects: readonly TurnEffect[] = [];

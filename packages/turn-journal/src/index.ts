@@ -23,4 +23,5 @@ export {
   recoverJournal,
 } from "./recovery.js";
 export { defaultSessionPageLimit } from "./session-pages.js";
+export { openSqlite, sqliteAddonPath } from "./sqlite.js";
 export type { TurnListener } from "./subscribers.js";

@@ -25,7 +25,7 @@ import {
   type TurnRecord,
   TurnTransition,
 } from "@bridgeworks/protocol";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { type Clock, isoTime, systemClock } from "./clock.js";
 import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
 import { effectBitsOf } from "./effects.js";
@@ -50,6 +50,7 @@ import {
   toTurnRecord,
 } from "./rows.js";
 import { SessionPages } from "./session-pages.js";
+import { openSqlite } from "./sqlite.js";
 import { prepareStatements, type Statements, type TurnInsert, type TurnState } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 
@@ -182,7 +183,7 @@ export class TurnJournal {
         throw new JournalError("invalid_input", `${name}: must be FULL or NORMAL, got ${String(mode)}`);
       }
     }
-    this.#db = new Database(options.path, { timeout: 5000 });
+    this.#db = openSqlite(options.path, { timeout: 5000 });
     try {
       this.#db.pragma("journal_mode = WAL");
       this.#db.pragma(`synchronous = ${synchronous}`);
@@ -914,6 +915,8 @@ export class TurnJournal {
   /** Runs `work` with `synchronous=mode` on this connection, whatever the journal was opened with. */
   #withSynchronous<T>(mode: Synchronous, work: () => T): T {
     if (this.#synchronous === mode) return work();
+    // Set per call, never as a prepared statement run again: SQLite applies this pragma when the
+    // statement is prepared, so a rerun of one prepared earlier changes nothing.
     this.#db.pragma(`synchronous = ${mode}`);
     try {
       return work();

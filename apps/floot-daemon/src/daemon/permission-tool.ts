@@ -1,3 +1,4 @@
+import { lazySchema } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -11,11 +12,13 @@ export const permissionPromptToolName = "permissionPrompt";
  * in the binary: `e.call({tool_name:h.name,input:se,tool_use_id:I,...})`, and seen in
  * test/permission-real.test.ts); it may add fields, so unknown ones are ignored.
  */
-const PermissionPromptArguments = z.object({
-  tool_name: z.string().min(1).max(256),
-  input: z.record(z.string(), z.unknown()),
-  tool_use_id: z.string().min(1).max(256).optional(),
-});
+const PermissionPromptArguments = lazySchema(() =>
+  z.object({
+    tool_name: z.string().min(1).max(256),
+    input: z.record(z.string(), z.unknown()),
+    tool_use_id: z.string().min(1).max(256).optional(),
+  }),
+);
 
 export const permissionPromptTool = {
   name: permissionPromptToolName,

@@ -1,4 +1,4 @@
-import Database from "better-sqlite3";
+import { openSqlite } from "@bridgeworks/turn-journal";
 
 /** The exit code of a daemon that found the state dir locked by another one. */
 export const stateDirLockedExitCode = 75;
@@ -49,7 +49,7 @@ export function acquireStateLock(path: string, options: StateLockOptions = {}): 
 }
 
 function tryAcquire(path: string): StateLock | undefined {
-  const db = new Database(path, { timeout: 0 });
+  const db = openSqlite(path, { timeout: 0 });
   try {
     // A transaction that writes nothing and never ends holds the exclusive lock until the connection
     // closes; its rollback journal in memory, a start writes and fsyncs nothing here. The file holds no
