@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { mintSpawnMarker, spawnMarkerVariable } from "@bridgeworks/backend-adapters";
 import type { TurnRecord } from "@bridgeworks/protocol";
 import { createLogger, type Logger } from "@bridgeworks/runtime";
-import { waitUntil } from "@bridgeworks/test-harness";
+import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
@@ -26,7 +26,7 @@ afterEach(async () => {
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
-  for (const pid of pidsToEnd.splice(0)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  for (const pid of pidsToEnd.splice(0)) if (isProcessAlive(pid)) process.kill(pid, "SIGKILL");
   if (root) rmSync(root, { recursive: true, force: true });
   root = undefined;
 });
@@ -34,14 +34,6 @@ afterEach(async () => {
 function tempRoot(): string {
   root = mkdtempSync(join(tmpdir(), "floot-recovery-"));
   return root;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  } catch {
-    return false;
-  }
 }
 
 function environmentOf(pid: number): string[] {
@@ -87,8 +79,8 @@ describe("recovery by spawn marker", () => {
     expect(report.fenced).toEqual([
       { turnId: turn.id, pid: cli, foundBy: "spawn_marker", outcome: "terminated" },
     ]);
-    await waitUntil(() => !isAlive(cli), 5_000, "the leftover CLI ended");
-    expect(isAlive(unrelated)).toBe(true);
+    await waitUntil(() => !isProcessAlive(cli), 5_000, "the leftover CLI ended");
+    expect(isProcessAlive(unrelated)).toBe(true);
     expect(report.outcomes.map(({ decision }) => decision.action)).toEqual(["replay"]);
     expect(journal.getTurn(turn.id)?.phase).toBe("interrupted");
     const replay = journal.listTurns(session.id).find((other) => other.replayOf === turn.id);
@@ -133,7 +125,7 @@ describe("recovery by spawn marker", () => {
       { turnId: turn.id, pid: cli, foundBy: "process", outcome: "terminated" },
       { turnId: turn.id, pid: escaped, foundBy: "spawn_marker", outcome: "terminated" },
     ]);
-    await waitUntil(() => !isAlive(cli) && !isAlive(escaped), 5_000, "both processes ended");
+    await waitUntil(() => !isProcessAlive(cli) && !isProcessAlive(escaped), 5_000, "both processes ended");
   });
 });
 
@@ -166,7 +158,7 @@ describe("the daemon and spawn markers", () => {
     expect(daemon.recovery.fenced).toEqual([
       { turnId: turn.id, pid: leftover, foundBy: "spawn_marker", outcome: "terminated" },
     ]);
-    expect(isAlive(leftover)).toBe(false);
+    expect(isProcessAlive(leftover)).toBe(false);
     const { token } = JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8")) as { token: string };
     const turns = async () => {
       const response = await fetch(`http://127.0.0.1:${daemon!.port}/v1/sessions/${session.id}/turns`, {

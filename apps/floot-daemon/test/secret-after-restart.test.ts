@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitUntil } from "@bridgeworks/test-harness";
+import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   FlootWorld,
@@ -29,15 +29,6 @@ afterEach(async () => {
   scratch = undefined;
   expect(problems).toEqual([]);
 });
-
-/** Alive: in the process table and not a zombie (an orphan's zombie may wait for a reaper that never comes). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
 
 describe("a submitted secret across a restart", () => {
   test("the turn's processes (one that left its group too) and its credential file do not survive the next start", async () => {
@@ -78,14 +69,14 @@ describe("a submitted secret across a restart", () => {
     await w.client.request("POST", `/v1/secret-requests/${pending!.id}/submit`, { value: secret });
     await waitUntil(() => existsSync(pidFile), 60_000, "the tool started its process");
     const later = Number(readFileSync(pidFile, "utf8").trim());
-    expect(alive(later)).toBe(true);
+    expect(isProcessAlive(later)).toBe(true);
     const credentials = () => filesUnder(w.runtimeDir).filter((path) => path.includes("cred-"));
     expect(credentials()).toHaveLength(1);
 
     await w.killDaemon();
     await w.startDaemon();
     expect((await w.waitForEnd(turn.id)).phase).toBe("interrupted");
-    expect(alive(later)).toBe(false);
+    expect(isProcessAlive(later)).toBe(false);
     expect(credentials()).toEqual([]);
     // Past the moment the process would have copied the file: nothing was copied.
     await new Promise((resolve) => setTimeout(resolve, 7_000));

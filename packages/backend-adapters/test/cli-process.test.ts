@@ -1,7 +1,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitUntil } from "@bridgeworks/test-harness";
+import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import {
   type CliProcessDeps,
@@ -27,16 +27,6 @@ const spawners: [string, CliProcessDeps][] = [
   ["in process", {}],
   ["spawner process", { spawner: helper }],
 ];
-
-/** Running, not a zombie. A process reaped between the two reads is gone (ESRCH), not an error. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  } catch {
-    return false;
-  }
-}
 
 describe.each(spawners)("started %s", (_, deps) => {
   async function launch(script: string, hooks: Partial<Parameters<typeof startCliProcess>[1]> = {}) {
@@ -84,9 +74,9 @@ describe.each(spawners)("started %s", (_, deps) => {
       const { cli, lines } = await launch("sleep 300 & echo $!; wait");
       await waitUntil(() => lines.length > 0, 5_000, "a line");
       const grandchild = Number(lines[0]);
-      expect(isAlive(grandchild)).toBe(true);
+      expect(isProcessAlive(grandchild)).toBe(true);
       await cli.stop(200);
-      await waitUntil(() => !isAlive(grandchild), 5_000, "the grandchild gone");
+      await waitUntil(() => !isProcessAlive(grandchild), 5_000, "the grandchild gone");
       expect(isSameProcess(cli.identity)).toBe(false);
     });
   });
@@ -192,7 +182,7 @@ describe.each(spawners)("started %s", (_, deps) => {
       const { cli } = await launch("sleep 300");
       const reused: ProcessIdentity = { pid: cli.identity.pid, startTime: "1" };
       expect(await fenceProcess(reused, { graceMs: 100 })).toBe("pid-reused");
-      expect(isAlive(cli.identity.pid)).toBe(true);
+      expect(isProcessAlive(cli.identity.pid)).toBe(true);
     });
 
     test("reports a process that is gone", async () => {
@@ -218,7 +208,7 @@ describe.each(spawners)("started %s", (_, deps) => {
           deps,
         ),
       ).rejects.toThrow("journal unavailable");
-      await waitUntil(() => !isAlive(spawnedPid), 5_000, "the process gone");
+      await waitUntil(() => !isProcessAlive(spawnedPid), 5_000, "the process gone");
     });
   });
 

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { waitUntil } from "@bridgeworks/test-harness";
+import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   fenceProcess,
@@ -23,14 +22,6 @@ afterEach(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  } catch {
-    return false;
-  }
-}
 
 /** A long-lived node process carrying `marker`, in its own process group unless told otherwise. */
 function idleNode(marker: string, detached = true): ChildProcess & { pid: number } {
@@ -87,8 +78,8 @@ describe("spawn markers", () => {
     expect(pidsOf(found, marker)).not.toContain(other.pid);
 
     expect(await fenceProcess(found.get(marker)![0]!, { graceMs: 2_000 })).toBe("terminated");
-    await waitUntil(() => !isAlive(carrier.pid), 5_000, "the carrier ended");
-    expect(isAlive(other.pid)).toBe(true);
+    await waitUntil(() => !isProcessAlive(carrier.pid), 5_000, "the carrier ended");
+    expect(isProcessAlive(other.pid)).toBe(true);
     expect(pidsOf(findProcessesBySpawnMarker([otherMarker]), otherMarker)).toEqual([other.pid]);
   });
 
@@ -113,7 +104,7 @@ describe("spawn markers", () => {
     const outcomes = [];
     for (const identity of found) outcomes.push(await fenceProcess(identity, { graceMs: 2_000 }));
     expect(outcomes).toContain("terminated");
-    await waitUntil(() => !isAlive(grandchild), 5_000, "the grandchild ended");
+    await waitUntil(() => !isProcessAlive(grandchild), 5_000, "the grandchild ended");
     expect(isSameProcess(cli.identity)).toBe(false);
   });
 
@@ -124,7 +115,7 @@ describe("spawn markers", () => {
     expect(identity?.pid).toBe(carrier.pid);
     expect(readProcessStatus(carrier.pid)?.processGroup).toBe(readProcessStatus(process.pid)?.processGroup);
     expect(await fenceProcess(identity!, { graceMs: 2_000 })).toBe("terminated");
-    await waitUntil(() => !isAlive(carrier.pid), 5_000, "the carrier ended");
+    await waitUntil(() => !isProcessAlive(carrier.pid), 5_000, "the carrier ended");
   });
 
   test("match the whole entry exactly, skip the caller itself, and refuse a malformed marker", () => {

@@ -26,5 +26,5 @@ export {
   startPostgresCluster,
   type TestCluster,
 } from "./postgres.js";
-export { type ExitStatus, ProcessTracker, type TrackedProcess } from "./processes.js";
+export { type ExitStatus, isProcessAlive, ProcessTracker, type TrackedProcess } from "./processes.js";
 export { parseJsonLines, waitUntil, withTimeout } from "./waiting.js";

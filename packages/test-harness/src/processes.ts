@@ -1,4 +1,20 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/**
+ * Whether `pid` runs: in the process table and not a zombie (a killed process whose parent is gone, or
+ * does not wait, stays a zombie until something reaps it). Reads `/proc/<pid>/stat` (Linux); a process
+ * reaped meanwhile is not alive.
+ */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The state letter follows the command name, which may itself hold ") ".
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 export interface ExitStatus {
   code: number | null;

@@ -4,19 +4,10 @@ import { afterEach, describe, expect, test } from "vitest";
 import {
   createIsolatedEnvironment,
   type IsolatedEnvironment,
+  isProcessAlive,
   ProcessTracker,
   waitUntil,
 } from "../src/index.js";
-
-// A killed process whose parent is gone may linger as a zombie until init reaps it: that is dead.
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 describe("process tracker", () => {
   const tracker = new ProcessTracker();
@@ -27,13 +18,13 @@ describe("process tracker", () => {
       stdio: ["ignore", "pipe", "pipe"],
     });
     const childPid = Number((await shell.waitForOutput((out) => out.includes("\n"), 10_000)).trim());
-    expect(isAlive(childPid)).toBe(true);
+    expect(isProcessAlive(childPid)).toBe(true);
 
     await tracker.endAll(500);
 
-    expect(isAlive(shell.pid)).toBe(false);
+    expect(isProcessAlive(shell.pid)).toBe(false);
     // The orphan is signalled with its group; the kernel may take a moment to finish it off.
-    await waitUntil(() => !isAlive(childPid), 5_000, `orphaned child ${childPid} gone`);
+    await waitUntil(() => !isProcessAlive(childPid), 5_000, `orphaned child ${childPid} gone`);
     expect(tracker.livePids()).toEqual([]);
   });
 
@@ -90,5 +81,28 @@ describe("isolated environment", () => {
     await environment.dispose();
     environment = undefined;
     expect(existsSync(root)).toBe(false);
+  });
+});
+
+describe("isProcessAlive", () => {
+  const tracker = new ProcessTracker();
+  afterEach(() => tracker.endAll());
+
+  test("a running process is alive; a zombie and a reaped process are not", async () => {
+    // `sleep 0` exits at once and its parent, exec'd into `sleep 300`, never reaps it: a zombie.
+    const shell = tracker.spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 300"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const zombie = Number((await shell.waitForOutput((out) => out.includes("\n"), 10_000)).trim());
+    await waitUntil(
+      () => readFileSync(`/proc/${zombie}/stat`, "utf8").includes(") Z "),
+      10_000,
+      "the child became a zombie",
+    );
+    expect(isProcessAlive(zombie)).toBe(false);
+    expect(isProcessAlive(shell.pid)).toBe(true);
+    await tracker.endAll();
+    await shell.exited;
+    expect(isProcessAlive(shell.pid)).toBe(false);
   });
 });

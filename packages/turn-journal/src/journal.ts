@@ -42,6 +42,7 @@ import {
 import { acceptsEvents, assertOwnerTransition } from "./phases.js";
 import {
   type SecretRequestRow,
+  type SessionRow,
   type TurnRow,
   toEventEnvelope,
   toSecretRequest,
@@ -49,7 +50,7 @@ import {
   toToolAdmission,
   toTurnRecord,
 } from "./rows.js";
-import { SessionPages } from "./session-pages.js";
+import { defaultSearchWindow, defaultSessionPageLimit, pageOf, SessionPages } from "./session-pages.js";
 import { openSqlite } from "./sqlite.js";
 import { prepareStatements, type Statements, type TurnInsert, type TurnState } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
@@ -249,6 +250,35 @@ export class TurnJournal {
   listSessionPage(query: SessionPageQuery = {}): { sessions: SessionRecord[]; nextCursor?: string } {
     const valid = parseInput(SessionPageQuery, query, "query");
     const { rows, nextCursor } = this.#pages.page(valid);
+    return { sessions: rows.map(toSessionRecord), ...(nextCursor !== undefined && { nextCursor }) };
+  }
+
+  /**
+   * The page `listSessionPage` returns, for a server's event loop: a search (the one filter that scans)
+   * reads at most `window` sessions at a time and awaits `pause()` between, so a rare term that must
+   * read thousands of sessions to fill a page never holds the loop for long. Sessions created meanwhile
+   * are newer than the page and left to the next read, as between pages.
+   */
+  async listSessionPageInSteps(
+    query: SessionPageQuery,
+    { pause, window = defaultSearchWindow }: { pause: () => Promise<void>; window?: number },
+  ): Promise<{ sessions: SessionRecord[]; nextCursor?: string }> {
+    const valid = parseInput(SessionPageQuery, query, "query");
+    if (valid.search === undefined) return this.listSessionPage(valid);
+    const limit = valid.limit ?? defaultSessionPageLimit;
+    const found: SessionRow[] = [];
+    let cursor = valid.cursor;
+    for (;;) {
+      const step = this.#pages.searchStep(
+        { ...valid, limit: limit - found.length, ...(cursor !== undefined && { cursor }) },
+        window,
+      );
+      found.push(...step.rows);
+      if (found.length > limit || step.resumeCursor === undefined) break;
+      cursor = step.resumeCursor;
+      await pause();
+    }
+    const { rows, nextCursor } = pageOf(found, limit);
     return { sessions: rows.map(toSessionRecord), ...(nextCursor !== undefined && { nextCursor }) };
   }
 

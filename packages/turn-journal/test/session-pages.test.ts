@@ -135,3 +135,84 @@ describe("restart", () => {
     }
   });
 });
+
+describe("session pages in steps", () => {
+  /** Every page of `query`, following nextCursor, as ids. */
+  async function allPages(
+    read: (cursor: string | undefined) => Promise<{ sessions: { id: string }[]; nextCursor?: string }>,
+  ): Promise<string[][]> {
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await read(cursor);
+      pages.push(page.sessions.map((session) => session.id));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    return pages;
+  }
+
+  test("a search read in steps of any window gives exactly the pages of listSessionPage", async () => {
+    const { journal } = manySessions(37);
+    journal.submitTurn("s-11", { prompt: "more" });
+    const queries = [
+      { limit: 3, search: "number 1" },
+      { limit: 5, search: "NUMBER 2" },
+      { limit: 2, search: "s-3" },
+      { limit: 4, search: "no such title" },
+      { limit: 1, search: "bug", status: "idle" as const },
+      { limit: 50, search: "number" },
+    ];
+    for (const query of queries) {
+      const expected = await allPages(async (cursor) =>
+        journal.listSessionPage({ ...query, ...(cursor && { cursor }) }),
+      );
+      if (query.search !== "no such title") expect(expected.flat().length).toBeGreaterThan(0);
+      for (const window of [1, 2, 3, 7, 1000]) {
+        const pauses = { count: 0 };
+        const stepped = await allPages((cursor) =>
+          journal.listSessionPageInSteps(
+            { ...query, ...(cursor && { cursor }) },
+            {
+              window,
+              pause: async () => {
+                pauses.count += 1;
+              },
+            },
+          ),
+        );
+        expect(stepped, `${JSON.stringify(query)} in windows of ${window}`).toEqual(expected);
+        if (window === 1) expect(pauses.count).toBeGreaterThan(30);
+        if (window === 1000) expect(pauses.count).toBe(0);
+      }
+    }
+  });
+
+  test("each step reads at most its window, pausing between steps; a page without a search never pauses", async () => {
+    const { journal } = manySessions(30);
+    const log: string[] = [];
+    const page = await journal.listSessionPageInSteps(
+      { limit: 2, search: "number 1" },
+      { window: 4, pause: async () => void log.push("pause") },
+    );
+    // Newest first: 29..26 (no match), 25..22, 21..18 (19, 18 match) then 17..14 (17: one more, a next page).
+    expect(page.sessions.map((session) => session.id)).toEqual(["s-19", "s-18"]);
+    expect(page.nextCursor).toBeDefined();
+    expect(log).toEqual(["pause", "pause", "pause"]);
+    const plain = await journal.listSessionPageInSteps(
+      { limit: 2 },
+      { window: 1, pause: async () => void log.push("plain pause") },
+    );
+    expect(plain.sessions.map((session) => session.id)).toEqual(["s-29", "s-28"]);
+    expect(log).toHaveLength(3);
+  });
+
+  test("a bad query is refused as listSessionPage refuses it", async () => {
+    const { journal } = manySessions(2);
+    await expect(
+      journal.listSessionPageInSteps({ search: "x", cursor: "nope" }, { pause: async () => {} }),
+    ).rejects.toThrow(/cursor: not a cursor of a session page/);
+    await expect(
+      journal.listSessionPageInSteps({ limit: 0, search: "x" }, { pause: async () => {} }),
+    ).rejects.toBeInstanceOf(JournalError);
+  });
+});

@@ -64,30 +64,51 @@ export function sessionSummary(deps: SessionListDeps, record: SessionRecord): Fl
   return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
 }
 
+/** Between the steps of a page: the loop serves what waits (reads, follows) before it goes on. */
+const pauseForOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Sessions an overview summarizes in one step (each: its current turn, options and open requests). */
+const summaryStep = 10;
+
 /** `GET /v1/overview`: one page of summaries and the open requests of those sessions only. */
-export function sendOverview(
+export async function sendOverview(
   deps: SessionListDeps,
   request: IncomingMessage,
   response: ServerResponse,
-): void {
-  const { sessions, nextCursor } = deps.journal.listSessionPage(sessionPageQuery(request));
+): Promise<void> {
+  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
+    pause: pauseForOthers,
+  });
+  const summaries: FlootSessionSummary[] = [];
+  const secretRequests: FlootOverview["secretRequests"] = [];
+  const permissionRequests: PermissionRequest[] = [];
+  for (let start = 0; start < sessions.length; start += summaryStep) {
+    if (start > 0) await pauseForOthers();
+    // A session's summary and its requests are read in one step: consistent with each other.
+    for (const record of sessions.slice(start, start + summaryStep)) {
+      summaries.push(sessionSummary(deps, record));
+      secretRequests.push(...deps.journal.listOpenSecretRequests(record.id));
+      permissionRequests.push(...deps.openPermissionRequests(record.id));
+    }
+  }
   const overview: FlootOverview = {
     status: deps.status(),
-    sessions: sessions.map((record) => sessionSummary(deps, record)),
-    secretRequests: sessions.flatMap((record) => deps.journal.listOpenSecretRequests(record.id)),
-    permissionRequests: sessions.flatMap((record) => deps.openPermissionRequests(record.id)),
+    sessions: summaries,
+    secretRequests,
+    permissionRequests,
     ...(nextCursor !== undefined && { nextCursor }),
   };
   send(response, 200, overview);
 }
 
 /** `GET /v1/sessions`: one page of sessions, newest first. */
-export function sendSessionList(
+export async function sendSessionList(
   deps: SessionListDeps,
   request: IncomingMessage,
   response: ServerResponse,
-): void {
-  const { sessions, nextCursor } = deps.journal.listSessionPage(sessionPageQuery(request));
+): Promise<void> {
+  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
+    pause: pauseForOthers,
+  });
   const list: FlootSessionList = {
     sessions: sessions.map((record) => deps.sessions.present(record)),
     ...(nextCursor !== undefined && { nextCursor }),
