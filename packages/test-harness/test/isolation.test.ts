@@ -13,6 +13,24 @@ describe("process tracker", () => {
   const tracker = new ProcessTracker();
   afterEach(() => tracker.endAll());
 
+  test("isProcessAlive: a running process is alive; a zombie and a reaped process are not", async () => {
+    // `sleep 0` exits at once and its parent, exec'd into `sleep 300`, never reaps it: a zombie.
+    const shell = tracker.spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 300"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const zombie = Number((await shell.waitForOutput((out) => out.includes("\n"), 10_000)).trim());
+    await waitUntil(
+      () => readFileSync(`/proc/${zombie}/stat`, "utf8").includes(") Z "),
+      10_000,
+      "the child became a zombie",
+    );
+    expect(isProcessAlive(zombie)).toBe(false);
+    expect(isProcessAlive(shell.pid)).toBe(true);
+    await tracker.endAll();
+    await shell.exited;
+    expect(isProcessAlive(shell.pid)).toBe(false);
+  });
+
   test("ends a process and the children it left in its group, by pid", async () => {
     const shell = tracker.spawn("sh", ["-c", "sleep 300 & echo $!; wait"], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -81,28 +99,5 @@ describe("isolated environment", () => {
     await environment.dispose();
     environment = undefined;
     expect(existsSync(root)).toBe(false);
-  });
-});
-
-describe("isProcessAlive", () => {
-  const tracker = new ProcessTracker();
-  afterEach(() => tracker.endAll());
-
-  test("a running process is alive; a zombie and a reaped process are not", async () => {
-    // `sleep 0` exits at once and its parent, exec'd into `sleep 300`, never reaps it: a zombie.
-    const shell = tracker.spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 300"], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const zombie = Number((await shell.waitForOutput((out) => out.includes("\n"), 10_000)).trim());
-    await waitUntil(
-      () => readFileSync(`/proc/${zombie}/stat`, "utf8").includes(") Z "),
-      10_000,
-      "the child became a zombie",
-    );
-    expect(isProcessAlive(zombie)).toBe(false);
-    expect(isProcessAlive(shell.pid)).toBe(true);
-    await tracker.endAll();
-    await shell.exited;
-    expect(isProcessAlive(shell.pid)).toBe(false);
   });
 });
