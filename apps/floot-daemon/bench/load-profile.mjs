@@ -193,8 +193,10 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
       sessions.push(await call("POST", "/v1/sessions", { backend: "claude" }));
     const probe = (await call("GET", "/v1/overview?limit=500")).sessions.at(-1).session.id;
 
-    // Idle: the same read, the loop, and one turn followed by one observer.
-    await sleep(500);
+    // Idle: the same read, the loop, and one turn followed by one observer. The journal's checkpoint
+    // worker starts 1 s after the first commit and checkpoints 1 s after the last: the baseline is taken
+    // after both, of a daemon at rest.
+    await sleep(2_500);
     await loopWindow(child, loopFile);
     const idleReads = await oneSessionReads(file, probe, { count: 300 }).samples;
     const idleLoop = await loopWindow(child, loopFile);

@@ -1,7 +1,7 @@
 export { type Clock, systemClock } from "./clock.js";
 export type { ConsistencyProblem, ConsistencyProblemKind } from "./consistency.js";
 export { JournalError, type JournalErrorCode } from "./errors.js";
-export { type FollowHandle, followTurn } from "./follow.js";
+export { type FollowHandle, type FollowOptions, followTurn } from "./follow.js";
 export { createUuidV7Generator, type RandomBytes } from "./ids.js";
 export {
   type BatchPolicy,

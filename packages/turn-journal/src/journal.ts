@@ -26,6 +26,7 @@ import {
   TurnTransition,
 } from "@bridgeworks/protocol";
 import type Database from "better-sqlite3";
+import { startWalCheckpointer, type WalCheckpointer } from "./checkpointer.js";
 import { type Clock, isoTime, systemClock } from "./clock.js";
 import { type ConsistencyProblem, findConsistencyProblems } from "./consistency.js";
 import { effectBitsOf } from "./effects.js";
@@ -86,9 +87,22 @@ export interface JournalOptions {
    * effect, another phase, a gate admission) fsyncs them.
    */
   streamSynchronous?: Synchronous;
-  /** Hears failures nobody else can: a background flush or a subscriber that threw. */
+  /**
+   * Who copies the WAL back into the database file. `inline` (the default): SQLite, in the commit that
+   * crosses 1,000 WAL pages, which then waits for the copy and the file's fsync. `worker`: a worker
+   * thread with a connection of its own (`startWalCheckpointer`: every 256 commits and 1 s after the
+   * last; it starts 1 s after the first commit), so no commit waits for a checkpoint. SQLite's inline
+   * checkpoint stays as a backstop at 10,000 pages, and is back at 1,000 if the worker fails.
+   */
+  checkpoint?: "inline" | "worker";
+  /** Hears failures nobody else can: a background flush, a subscriber that threw, a failed checkpointer. */
   onError?: (error: unknown) => void;
 }
+
+/** SQLite's default `wal_autocheckpoint`, in WAL pages. */
+const inlineCheckpointPages = 1000;
+/** With a worker checkpointing, SQLite's own checkpoint is only a backstop. */
+const backstopCheckpointPages = 10_000;
 
 export const defaultMaxReadEvents = 1000;
 
@@ -118,6 +132,7 @@ const openSecretStatuses = new Set(["pending", "orphaned"]);
  */
 const processPhases: ReadonlySet<TurnPhase> = new Set(["spawning", "running"]);
 const synchronousModes: readonly Synchronous[] = ["FULL", "NORMAL"];
+const checkpointModes: readonly unknown[] = ["inline", "worker"];
 
 function groupByTurn(batch: readonly PendingEvent[]): Map<string, PendingEvent[]> {
   const byTurn = new Map<string, PendingEvent[]>();
@@ -160,6 +175,7 @@ export class TurnJournal {
   #pendingEffects = new Map<string, number>();
   #pendingSince: number | undefined;
   #flushTimer: unknown;
+  #checkpointer: WalCheckpointer | undefined;
 
   constructor(options: JournalOptions) {
     this.path = options.path;
@@ -184,6 +200,12 @@ export class TurnJournal {
         throw new JournalError("invalid_input", `${name}: must be FULL or NORMAL, got ${String(mode)}`);
       }
     }
+    if (options.checkpoint !== undefined && !checkpointModes.includes(options.checkpoint)) {
+      throw new JournalError(
+        "invalid_input",
+        `checkpoint: must be inline or worker, got ${String(options.checkpoint)}`,
+      );
+    }
     this.#db = openSqlite(options.path, { timeout: 5000 });
     try {
       this.#db.pragma("journal_mode = WAL");
@@ -194,6 +216,7 @@ export class TurnJournal {
       this.#events = new EventInserter(this.#db);
       this.#permissions = preparePermissionStatements(this.#db);
       this.#pages = new SessionPages(this.#db);
+      if (options.checkpoint === "worker") this.#startCheckpointer();
     } catch (error) {
       this.#db.close();
       throw error;
@@ -883,6 +906,12 @@ export class TurnJournal {
     return { journalMode: String(this.#db.pragma("journal_mode", { simple: true })), synchronous };
   }
 
+  /** Who checkpoints the WAL now (`inline` again if the worker failed), and the worker's checkpoints so far. */
+  walCheckpoints(): { mode: "inline" | "worker"; byWorker: number } {
+    const worker = this.#checkpointer;
+    return { mode: worker && !worker.failed ? "worker" : "inline", byWorker: worker?.checkpoints ?? 0 };
+  }
+
   /** Flushes, then checks SQLite integrity and the journal's own invariants; empty means consistent. */
   checkConsistency(): ConsistencyProblem[] {
     this.flush();
@@ -897,6 +926,7 @@ export class TurnJournal {
     } finally {
       if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
       this.#flushTimer = undefined;
+      this.#checkpointer?.close();
       this.#db.close();
     }
   }
@@ -915,8 +945,22 @@ export class TurnJournal {
       this.#committed.clear();
       throw error;
     }
-    if (outermost) this.#announceSessionChanges();
+    if (outermost) {
+      this.#checkpointer?.committed();
+      this.#announceSessionChanges();
+    }
     return result;
+  }
+
+  #startCheckpointer(): void {
+    this.#db.pragma(`wal_autocheckpoint = ${backstopCheckpointPages}`);
+    this.#checkpointer = startWalCheckpointer({
+      path: this.path,
+      onError: this.#onError,
+      onFailure: () => {
+        if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${inlineCheckpointPages}`);
+      },
+    });
   }
 
   /** Wakes the turns' subscribers with the events just committed to each (they need not read them back). */

@@ -192,7 +192,7 @@ describe("reading", () => {
     const turn = runningTurn(journal);
     for (let index = 0; index < 5; index += 1) journal.appendEvents(turn.id, [reasoning(`early ${index}`)]);
     const delivered: TurnEventEnvelope[] = [];
-    const follower = followTurn(journal, turn.id, 2, (events) => delivered.push(...events), 2);
+    const follower = followTurn(journal, turn.id, 2, (events) => delivered.push(...events), { pageSize: 2 });
     const replayed = delivered.length;
     expect(replayed).toBeGreaterThan(0);
     for (let index = 0; index < 7; index += 1) journal.appendEvents(turn.id, [reasoning(`live ${index}`)]);
@@ -207,6 +207,63 @@ describe("reading", () => {
     expect(delivered.at(-1)?.event.type).toBe("terminal");
     expect(refreshed).toEqual(journal.readEvents(turn.id));
     expect(delivered).toEqual(journal.readEvents(turn.id, 2));
+  });
+
+  test("followTurn with pause replays a page per step, then tails live without gap or duplicate", async () => {
+    const { journal } = createTestJournal({ batch: { maxEvents: 1, maxDelayMs: 1000 } });
+    const turn = runningTurn(journal);
+    for (let index = 0; index < 25; index += 1) journal.appendEvents(turn.id, [reasoning(`early ${index}`)]);
+    const stored = journal.readEvents(turn.id).length;
+    const pauses: (() => void)[] = [];
+    const pause = () => new Promise<void>((resolve) => pauses.push(resolve));
+    const delivered: TurnEventEnvelope[] = [];
+    const follower = followTurn(journal, turn.id, 0, (events) => delivered.push(...events), {
+      pageSize: 10,
+      pause,
+    });
+    // One page, then it waits: commits made meanwhile are not delivered out of order.
+    expect(delivered.length).toBe(10);
+    expect(pauses.length).toBe(1);
+    journal.appendEvents(turn.id, [reasoning("during the replay")]);
+    expect(delivered.length).toBe(10);
+    const goOn = async () => {
+      pauses.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    await goOn();
+    expect(delivered.length).toBe(20);
+    await goOn();
+    // The rest, the commit made during the pause included; caught up, it follows live again.
+    expect(delivered.length).toBe(stored + 1);
+    expect(pauses.length).toBe(0);
+    journal.appendEvents(turn.id, [reasoning("live")]);
+    journal.transition(turn.id, { phase: "completed" });
+    expect(follower.closed).toBe(true);
+    expect(delivered).toEqual(journal.readEvents(turn.id));
+  });
+
+  test("followTurn ends when its pause rejects or it was closed during one", async () => {
+    const { journal } = createTestJournal({ batch: { maxEvents: 1, maxDelayMs: 1000 } });
+    const turn = runningTurn(journal);
+    for (let index = 0; index < 6; index += 1) journal.appendEvents(turn.id, [reasoning(`early ${index}`)]);
+    const rejected: TurnEventEnvelope[] = [];
+    const refused = followTurn(journal, turn.id, 0, (events) => rejected.push(...events), {
+      pageSize: 2,
+      pause: () => Promise.reject(new Error("the client went away")),
+    });
+    let resume = () => {};
+    const closedEarly: TurnEventEnvelope[] = [];
+    const closed = followTurn(journal, turn.id, 0, (events) => closedEarly.push(...events), {
+      pageSize: 2,
+      pause: () => new Promise<void>((resolve) => (resume = resolve)),
+    });
+    closed.close();
+    resume();
+    await new Promise((resolve) => setImmediate(resolve));
+    journal.appendEvents(turn.id, [reasoning("after")]);
+    expect(refused.closed).toBe(true);
+    expect(rejected.map((envelope) => envelope.index)).toEqual([0, 1]);
+    expect(closedEarly.map((envelope) => envelope.index)).toEqual([0, 1]);
   });
 
   test("followTurn survives an onEvents that itself commits to the turn", () => {

@@ -130,6 +130,8 @@ async function startLocked(
     // such commits are not fsynced one by one (the next effect, phase or gate commit fsyncs them).
     batch: { maxDelayMs: 1 },
     streamSynchronous: "NORMAL",
+    // A checkpoint copies pages and fsyncs the database file: a worker thread does it, not the loop.
+    checkpoint: "worker",
     onError: (error) => logger.error("journal background error", { error: String(error) }),
   });
   cleanups.push(() => journal.close());

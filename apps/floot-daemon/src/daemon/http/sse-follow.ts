@@ -23,6 +23,30 @@ function frameOf(envelope: TurnEventEnvelope, frames: SseFollowOptions["frames"]
 }
 
 /**
+ * Between two pages of a replay: the loop serves what waits (reads, live events) first, and a reader
+ * that has not taken the last page yet is waited for, not buffered for (a follower from the start of a
+ * long turn would otherwise hold the loop, and the daemon's memory, for all of it).
+ */
+function nextReplayPage(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    // After the loop's next turn, drained or not: a write the kernel took at once emits `drain` in a
+    // tick, which would let the next page run before anything else.
+    const goOn = () => setImmediate(resolve);
+    if (!response.writableNeedDrain) {
+      goOn();
+      return;
+    }
+    const drained = () => {
+      response.off("drain", drained);
+      response.off("close", drained);
+      goOn();
+    };
+    response.on("drain", drained);
+    response.on("close", drained);
+  });
+}
+
+/**
  * `GET /v1/turns/:id/follow`: Server-Sent Events, `id:` the event index, replayed from `?from=` or
  * `Last-Event-ID` + 1, then tailed live; the stream ends after the terminal event.
  */
@@ -39,11 +63,12 @@ export function followOverSse(
   }
   let handle: ReturnType<typeof followTurn> | undefined;
   const end = startSseResponse(request, response, { heartbeatMs, openStreams }, () => handle?.close());
-  handle = followTurn(journal, turn.id, from, (events) => {
+  const deliver = (events: TurnEventEnvelope[]) => {
     let chunk = "";
     for (const envelope of events) chunk += frameOf(envelope, frames);
     response.write(chunk);
     if (events.at(-1)?.event.type === "terminal") queueMicrotask(end);
-  });
+  };
+  handle = followTurn(journal, turn.id, from, deliver, { pause: () => nextReplayPage(response) });
   if (handle.closed) end();
 }

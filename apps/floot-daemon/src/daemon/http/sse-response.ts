@@ -23,7 +23,11 @@ export function startSseResponse(
     connection: "keep-alive",
     "x-content-type-options": "nosniff",
   });
-  response.flushHeaders();
+  // The headers go out with the first write made in this tick (a follower's replay), in one send, or
+  // alone at its end: a stream with nothing to say yet is open for its client at once either way.
+  process.nextTick(() => {
+    if (!response.headersSent && !response.writableEnded) response.flushHeaders();
+  });
   openStreams.add(response);
   const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
   let ended = false;
