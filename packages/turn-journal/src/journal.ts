@@ -480,6 +480,14 @@ export class TurnJournal {
     return this.#sql.turnsOfSession.all(sessionId).map(toTurnRecord);
   }
 
+  /**
+   * Whether a completed turn of the session other than `exceptTurnId` ran in `conversationId`: a new
+   * turn resumes that conversation. One row at most is read, however many turns the session has.
+   */
+  conversationEstablished(sessionId: string, conversationId: string, exceptTurnId: string): boolean {
+    return this.#sql.conversationEstablished.get(sessionId, conversationId, exceptTurnId) === 1;
+  }
+
   /** Every turn that has not ended, queued ones included, by session and seq: the input of recovery. */
   listNonTerminalTurns(): TurnRecord[] {
     return this.#sql.unfinishedTurns.all().map(toTurnRecord);

@@ -120,6 +120,10 @@ export function prepareStatements(db: Database) {
       `SELECT ${turnColumns} WHERE t.session_id = ? AND t.phase = 'queued' ORDER BY t.seq`,
     ),
     turnsOfSession: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.session_id = ? ORDER BY t.seq`),
+    conversationEstablished: value<[string, string, string], 1>(
+      `SELECT 1 FROM turns WHERE session_id = ? AND conversation_id = ? AND phase = 'completed' AND id <> ?
+       LIMIT 1`,
+    ),
     unfinishedTurns: query<[], TurnRow>(unfinishedTurnsSql),
     retryOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.retry_of = ?`),
     replayOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.replay_of = ?`),

@@ -211,6 +211,26 @@ describe("turns", () => {
     ).toThrow(/change\.process\.pid.*change\.process\.startTime/);
   });
 
+  test("a conversation is established by another completed turn of the session in it, nothing else", () => {
+    const { journal } = createTestJournal();
+    const { id } = journal.createSession({ backend: "claude" });
+    const run = (conversationId: string, end: "completed" | "failed") => {
+      const turn = journal.submitTurn(id, { prompt: "hi" });
+      journal.transition(turn.id, { phase: "spawning", conversationId });
+      journal.transition(turn.id, { phase: "running", process: { pid: 77, startTime: "9001" } });
+      return journal.transition(turn.id, { phase: end });
+    };
+    const failed = run("conversation-a", "failed");
+    expect(journal.conversationEstablished(id, "conversation-a", "another-turn")).toBe(false);
+    const completed = run("conversation-a", "completed");
+    expect(journal.conversationEstablished(id, "conversation-a", "another-turn")).toBe(true);
+    // A turn does not establish its own conversation, nor one it was not in.
+    expect(journal.conversationEstablished(id, "conversation-a", completed.id)).toBe(false);
+    expect(journal.conversationEstablished(id, "conversation-b", failed.id)).toBe(false);
+    const other = journal.createSession({ backend: "claude" });
+    expect(journal.conversationEstablished(other.id, "conversation-a", "another-turn")).toBe(false);
+  });
+
   test("the spawn marker is journaled with spawning, kept through the turn and after a reopen", () => {
     const { journal, reopen } = createTestJournal();
     const { id } = journal.createSession({ backend: "codex" });

@@ -263,9 +263,7 @@ export class TurnCoordinator {
   #conversationOf(session: SessionRecord, turn: TurnRecord): { conversation?: ConversationRef } {
     const id = session.conversationId;
     if (id === undefined) return {};
-    const established = this.#options.journal
-      .listTurns(session.id)
-      .some((other) => other.id !== turn.id && other.conversationId === id && other.phase === "completed");
+    const established = this.#options.journal.conversationEstablished(session.id, id, turn.id);
     return { conversation: { id, established } };
   }
 
