@@ -44,7 +44,7 @@ test("with checkpoint: worker, a worker thread copies the commits into the datab
   // Its connection closes first: the journal's, the last, removes the WAL as it always did.
   journal.close();
   expect(existsSync(`${journal.path}-wal`)).toBe(false);
-});
+}, 20_000);
 
 test("inline, the same commits stay in the WAL until SQLite's threshold (so the worker did it above)", async () => {
   const journal = journalWithSessions("inline", 50);
@@ -52,14 +52,37 @@ test("inline, the same commits stay in the WAL until SQLite's threshold (so the 
   expect(journal.walCheckpoints()).toEqual({ mode: "inline", byWorker: 0 });
   expect(sessionsInDatabaseFile(journal.path)).toBe(0);
   journal.close();
-});
+}, 20_000);
 
-test("a journal closed before its worker started, or while it starts, closes at once and whole", () => {
+test("a journal closed before its worker started closes at once and whole", () => {
   const early = journalWithSessions("worker", 3);
   early.close();
   expect(existsSync(`${early.path}-wal`)).toBe(false);
   expect(sessionsInDatabaseFile(early.path)).toBe(3);
 });
+
+test("a checkpointer closed while its worker starts stops it before the caller's connection closes", async () => {
+  const journal = journalWithSessions("inline", 3);
+  let failure: unknown;
+  const checkpointer = startWalCheckpointer({
+    path: journal.path,
+    startDelayMs: 0,
+    onError: (error) => {
+      failure = error;
+    },
+    onFailure: () => {},
+  });
+  checkpointer.committed();
+  // The start timer has fired: the worker thread exists and is loading.
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  checkpointer.close();
+  journal.close();
+  expect(failure).toBeUndefined();
+  expect(checkpointer.failed).toBe(false);
+  // Had the worker's connection outlived the journal's, the WAL would still be there.
+  expect(existsSync(`${journal.path}-wal`)).toBe(false);
+  expect(sessionsInDatabaseFile(journal.path)).toBe(3);
+}, 20_000);
 
 test("a worker that cannot start reports why, and its caller is told to checkpoint inline again", async () => {
   const errors: unknown[] = [];
@@ -78,7 +101,7 @@ test("a worker that cannot start reports why, and its caller is told to checkpoi
   expect(failedOver).toBe(true);
   expect(String(errors[0])).toMatch(/no-such-module/);
   checkpointer.close();
-});
+}, 20_000);
 
 test("an unknown checkpoint mode is refused by name", () => {
   expect(() =>
