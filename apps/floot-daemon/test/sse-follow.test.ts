@@ -2,7 +2,7 @@
 // process: the replay goes a page at a time, the loop turning between pages, and a reader that stops
 // reading is waited for, not buffered for.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, get, type Server, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,7 +18,7 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
-function longTurn(): { journal: TurnJournal; turnId: string } {
+function longTurn(events = eventCount): { journal: TurnJournal; turnId: string } {
   const dir = mkdtempSync(join(tmpdir(), "floot-sse-follow-"));
   const journal = openJournal({ path: join(dir, "journal.sqlite"), batch: { maxEvents: 1000 } });
   cleanups.push(() => {
@@ -29,7 +29,7 @@ function longTurn(): { journal: TurnJournal; turnId: string } {
   const turn = journal.submitTurn(session.id, { prompt: "a long one" });
   journal.transition(turn.id, { phase: "spawning" });
   journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
-  for (let index = 0; index < eventCount; index += 1) {
+  for (let index = 0; index < events; index += 1) {
     journal.appendEvents(turn.id, [{ type: "reasoning", text: `${index} ${padding}` }]);
   }
   journal.flush();
@@ -140,3 +140,20 @@ test("a replay of many pages lets the event loop turn between its pages", async 
   expect(writes.length).toBeGreaterThanOrEqual(eventCount / 500);
   expect(new Set(writes).size).toBeGreaterThanOrEqual(eventCount / 500 / 2);
 }, 60_000);
+
+test("a follower with nothing to replay gets the stream's headers at once, not with the first event", async () => {
+  const { journal, turnId } = longTurn(3);
+  const { port } = await serve(journal, turnId, countTicks(), []);
+  const from = journal.readEvents(turnId).length;
+  const status = await new Promise<number | undefined>((resolve, reject) => {
+    const request = get(
+      { host: "127.0.0.1", port, path: `/v1/turns/${turnId}/follow?from=${from}` },
+      (response) => resolve(response.statusCode),
+    );
+    request.on("error", reject);
+    cleanups.push(() => request.destroy());
+    // No event comes: without the headers by now, a client would wait for the turn's next event.
+    setTimeout(() => resolve(undefined), 10_000);
+  });
+  expect(status).toBe(200);
+}, 30_000);

@@ -25,8 +25,9 @@ export function startSseResponse(
   });
   // The headers go out with the first write made in this tick (a follower's replay), in one send, or
   // alone at its end: a stream with nothing to say yet is open for its client at once either way.
+  // (`headersSent` is true from `writeHead` on; flushing headers that went out already sends nothing.)
   process.nextTick(() => {
-    if (!response.headersSent && !response.writableEnded) response.flushHeaders();
+    if (!response.writableEnded && !response.destroyed) response.flushHeaders();
   });
   openStreams.add(response);
   const heartbeat = setInterval(() => response.write(": keep-alive\n\n"), heartbeatMs);
