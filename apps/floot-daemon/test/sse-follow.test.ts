@@ -104,7 +104,7 @@ function readUntilTerminal(socket: Socket): Promise<number[]> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test("a reader that stops reading holds at most a page or two in the daemon, then gets every event in order", async () => {
+test("a reader that stops reading holds under a tenth of the turn in the daemon, then gets every event in order", async () => {
   const { journal, turnId } = longTurn();
   const writes: number[] = [];
   const { port, responses } = await serve(journal, turnId, countTicks(), writes);

@@ -94,7 +94,6 @@ export function startWalCheckpointer(options: WalCheckpointerOptions): WalCheckp
   let startTimer: NodeJS.Timeout | undefined;
   let failed = false;
   let closed = false;
-  let sinceWake = 0;
 
   const fail = (error: unknown) => {
     if (failed || closed) return;
@@ -128,16 +127,12 @@ export function startWalCheckpointer(options: WalCheckpointerOptions): WalCheckp
   return {
     committed() {
       if (failed || closed) return;
-      Atomics.add(state, slot.commits, 1);
+      const commits = Atomics.add(state, slot.commits, 1) + 1;
       if (worker === undefined && startTimer === undefined) {
         startTimer = setTimeout(start, options.startDelayMs ?? 1000);
         startTimer.unref();
       }
-      sinceWake += 1;
-      if (sinceWake >= commitsPerCheckpoint) {
-        sinceWake = 0;
-        wake();
-      }
+      if (commits % commitsPerCheckpoint === 0) wake();
     },
     get checkpoints() {
       return Atomics.load(state, slot.checkpoints);

@@ -10,11 +10,6 @@ export interface FollowHandle {
 
 export type FollowSource = Pick<TurnJournal, "readEvents" | "subscribe">;
 
-/**
- * Delivers a turn's committed events from `fromIndex` on, then every later commit, in index order with
- * no gap and no duplicate; stops by itself after the terminal event. A follower never owns the turn:
- * closing it (or losing it on a UI refresh) changes nothing in the journal.
- */
 export interface FollowOptions {
   /** Events read per page of a replay (500). */
   pageSize?: number;
@@ -28,6 +23,11 @@ export interface FollowOptions {
   pause?: () => Promise<void>;
 }
 
+/**
+ * Delivers a turn's committed events from `fromIndex` on, then every later commit, in index order with
+ * no gap and no duplicate; stops by itself after the terminal event. A follower never owns the turn:
+ * closing it (or losing it on a UI refresh) changes nothing in the journal.
+ */
 export function followTurn(
   journal: FollowSource,
   turnId: string,

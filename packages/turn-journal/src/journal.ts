@@ -482,7 +482,8 @@ export class TurnJournal {
 
   /**
    * Whether a completed turn of the session other than `exceptTurnId` ran in `conversationId`: a new
-   * turn resumes that conversation. One row at most is read, however many turns the session has.
+   * turn resumes that conversation. It walks the session's turns in the (session_id, seq) index until
+   * one matches, building no record and counting no events (`listTurns` does both for every turn).
    */
   conversationEstablished(sessionId: string, conversationId: string, exceptTurnId: string): boolean {
     return this.#sql.conversationEstablished.get(sessionId, conversationId, exceptTurnId) === 1;
