@@ -198,7 +198,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
     // after both, of a daemon at rest.
     await sleep(2_500);
     await loopWindow(child, loopFile);
-    const idleReads = await oneSessionReads(file, probe, { count: 300 }).samples;
+    const idleReads = await oneSessionReads(file, probe, { count: 700 }).samples;
     const idleLoop = await loopWindow(child, loopFile);
     const idleFollow = [];
     const idleCounts = [];

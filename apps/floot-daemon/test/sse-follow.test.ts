@@ -1,13 +1,15 @@
 // A follower from the start of a long turn, against the real journal and a real HTTP server in this
 // process: the replay goes a page at a time, the loop turning between pages, and a reader that stops
-// reading is waited for, not buffered for.
+// reading is waited for, not buffered for. Followers that connect at once start a slice at a time.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, get, type Server, type ServerResponse } from "node:http";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { silentLogger } from "@bridgeworks/runtime";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, expect, test } from "vitest";
+import { SlicedQueue } from "../src/daemon/http/sliced-queue.js";
 import { followOverSse } from "../src/daemon/http/sse-follow.js";
 
 const eventCount = 30_000;
@@ -37,7 +39,14 @@ function longTurn(events = eventCount): { journal: TurnJournal; turnId: string }
 }
 
 /** Serves the follow of `turnId`; `responses` gets each response, `writes` the loop tick of each write. */
-async function serve(journal: TurnJournal, turnId: string, ticks: { count: number }, writes: number[]) {
+async function serve(
+  journal: TurnJournal,
+  turnId: string,
+  ticks: { count: number },
+  writes: number[],
+  starts = new SlicedQueue({ sliceMs: 2, onError: (error) => console.error(error) }),
+  onRead = () => {},
+) {
   const responses: ServerResponse[] = [];
   const server: Server = createServer((request, response) => {
     responses.push(response);
@@ -46,11 +55,18 @@ async function serve(journal: TurnJournal, turnId: string, ticks: { count: numbe
       writes.push(ticks.count);
       return write(chunk);
     }) as typeof response.write;
+    if (request.url === "/read") {
+      onRead();
+      response.end("read");
+      return;
+    }
     followOverSse(request, response, journal.getTurn(turnId)!, {
       journal,
       heartbeatMs: 60_000,
       openStreams: new Set(),
       frames: new WeakMap(),
+      starts,
+      logger: silentLogger,
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -59,7 +75,7 @@ async function serve(journal: TurnJournal, turnId: string, ticks: { count: numbe
     server.close();
   });
   const { port } = server.address() as { port: number };
-  return { port, responses };
+  return { port, responses, server };
 }
 
 function openFollow(port: number, turnId: string): Socket {
@@ -156,4 +172,41 @@ test("a follower with nothing to replay gets the stream's headers at once, not w
     setTimeout(() => resolve(undefined), 10_000);
   });
   expect(status).toBe(200);
+}, 30_000);
+
+test("a read that comes with a hundred followers is answered before most of them have started", async () => {
+  const { journal, turnId } = longTurn(3);
+  // Each start costs a millisecond of this clock: two starts per slice of 2 ms.
+  let clock = 0;
+  const now = () => (clock += 0.5);
+  const starts = new SlicedQueue({ sliceMs: 2, now, onError: (error) => console.error(error) });
+  let startedAtRead: number | undefined;
+  const { port, responses, server } = await serve(journal, turnId, countTicks(), [], starts, () => {
+    startedAtRead = responses.filter((response) => response.headersSent).length;
+  });
+  const connected = (socket: Socket) => new Promise((resolve) => socket.once("connect", resolve));
+  const followers = Array.from({ length: 100 }, () => connect(port, "127.0.0.1"));
+  const reader = connect(port, "127.0.0.1");
+  for (const socket of [...followers, reader]) cleanups.push(() => socket.destroy());
+  await Promise.all([...followers, reader].map(connected));
+  // Every connection accepted: the requests below then reach the server in the same poll for I/O.
+  const accepted = () =>
+    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
+  for (let waited = 0; (await accepted()) < 101; waited += 10) {
+    if (waited > 20_000) throw new Error("the server did not accept 101 connections within 20 s");
+    await sleep(10);
+  }
+  let streaming = 0;
+  for (const socket of followers) {
+    socket.once("data", () => (streaming += 1));
+    socket.write(`GET /v1/turns/${turnId}/follow?from=0 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+  }
+  reader.write("GET /read HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+  await new Promise((resolve) => reader.once("data", resolve));
+  // Started in its request handler, every follower ahead of the read would have been streaming.
+  expect(startedAtRead).toBeLessThan(20);
+  for (let waited = 0; streaming < 100; waited += 10) {
+    if (waited > 20_000) throw new Error(`${streaming} of 100 followers streaming after 20 s`);
+    await sleep(10);
+  }
 }, 30_000);

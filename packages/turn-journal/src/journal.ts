@@ -55,6 +55,7 @@ import { defaultSearchWindow, defaultSessionPageLimit, pageOf, SessionPages } fr
 import { openSqlite } from "./sqlite.js";
 import { prepareStatements, type Statements, type TurnInsert, type TurnState } from "./statements.js";
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
+import { WalSync } from "./wal-sync.js";
 
 /** Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old. */
 export interface BatchPolicy {
@@ -176,6 +177,7 @@ export class TurnJournal {
   #pendingSince: number | undefined;
   #flushTimer: unknown;
   #checkpointer: WalCheckpointer | undefined;
+  readonly #walSync: WalSync;
 
   constructor(options: JournalOptions) {
     this.path = options.path;
@@ -216,6 +218,7 @@ export class TurnJournal {
       this.#events = new EventInserter(this.#db);
       this.#permissions = preparePermissionStatements(this.#db);
       this.#pages = new SessionPages(this.#db);
+      this.#walSync = new WalSync({ path: options.path });
       if (options.checkpoint === "worker") this.#startCheckpointer();
     } catch (error) {
       this.#db.close();
@@ -233,11 +236,27 @@ export class TurnJournal {
    * Runs `work` with its commits at `synchronous=NORMAL`: none waits for an fsync of its own, and the
    * journal's next `FULL` commit fsyncs them all (in WAL mode one fsync covers every earlier commit).
    * Only for commits whose loss to a power failure is harmless until then, such as recovery's one-turn
-   * commits at start-up, made durable by the generation bump before any turn runs.
+   * commits at start-up, made durable by the generation bump before any turn runs, or whose caller
+   * awaits `sync()` before it acts on them.
    */
   deferDurability<T>(work: () => T): T {
     this.flush();
     return this.#withSynchronous("NORMAL", work);
+  }
+
+  /**
+   * Resolves once everything recorded so far is on disk, buffered events committed first: an
+   * fdatasync of the WAL on libuv's thread pool, shared by the calls made while one runs (group
+   * commit). A commit made under `deferDurability` and then awaited here is as durable as a FULL one
+   * before its caller acts on it, and a burst of them costs the event loop no fsync.
+   */
+  sync(): Promise<void> {
+    try {
+      this.#flushStream();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#walSync.sync();
   }
 
   /** Bumps and commits the bridge generation; the daemon calls it once at each start, before any turn. */
@@ -936,6 +955,7 @@ export class TurnJournal {
       if (this.#flushTimer !== undefined) this.#clock.clearTimeout(this.#flushTimer);
       this.#flushTimer = undefined;
       this.#checkpointer?.close();
+      this.#walSync.close();
       this.#db.close();
     }
   }

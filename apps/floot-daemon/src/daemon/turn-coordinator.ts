@@ -1,5 +1,3 @@
-import { mkdir, stat } from "node:fs/promises";
-import { dirname } from "node:path";
 import {
   type BackendAdapter,
   type CliSpawner,
@@ -24,6 +22,7 @@ import {
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import { effectFreeToolsOf } from "./effect-free-tools.js";
+import { makeDirectories } from "./make-directories.js";
 import { flootToolNames } from "./mcp-tool-definitions.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import { permissionPromptToolName } from "./permission-tool.js";
@@ -91,7 +90,6 @@ export class TurnCoordinator {
     this.#trace = options.trace ?? noTrace;
   }
 
-  /** Starts whatever every session should be running now (after recovery, at start). */
   /** At start: the sessions with a turn recovery kept or replayed; no other session has one to run. */
   resume(sessionIds: Iterable<string>): void {
     for (const sessionId of new Set(sessionIds)) this.kick(sessionId);
@@ -138,6 +136,7 @@ export class TurnCoordinator {
       live.cancelRequested = true;
       if (live.running) await live.running.stop();
       else this.#end(turnId, { phase: "cancelled" });
+      await this.#durable(turnId);
       return journal.getTurn(turnId)!;
     }
     const cancelled = journal.transition(turnId, {
@@ -243,7 +242,10 @@ export class TurnCoordinator {
       this.#options.secrets.releaseTurn(turn.id);
       this.#options.permissions.releaseTurn(turn.id);
       this.#live.delete(turn.id);
-      if (!this.#stopping) this.kick(turn.sessionId);
+      if (!this.#stopping) {
+        await this.#durable(turn.id);
+        this.kick(turn.sessionId);
+      }
     }
   }
 
@@ -268,12 +270,28 @@ export class TurnCoordinator {
   }
 
   /** Records how a turn ended; a journal that refuses (the turn ended meanwhile) is logged, not thrown. */
+  /**
+   * Records a turn's end without an fsync of its own on the loop (ten turns ending together would be
+   * ten in a row); whoever acts on the end next (the session's next turn, a cancel's answer) awaits
+   * `#durable` first, where the ends of the moment share one fsync on the thread pool.
+   */
   #end(turnId: string, outcome: TurnOutcome): void {
-    const { logger } = this.#options;
+    const { journal, logger } = this.#options;
     try {
-      this.#record(turnId, outcome);
+      journal.deferDurability(() => this.#record(turnId, outcome));
     } catch (error) {
       logger.error("turn end not recorded", { turn: turnId, error: describeError(error) });
+    }
+  }
+
+  async #durable(turnId: string): Promise<void> {
+    try {
+      await this.#options.journal.sync();
+    } catch (error) {
+      this.#options.logger.error("turn end not synced to disk", {
+        turn: turnId,
+        error: describeError(error),
+      });
     }
   }
 
@@ -307,31 +325,6 @@ export class TurnCoordinator {
       journal.transition(turnId, { phase: "completed" });
     }
     logger.info("turn ended", { turn: turnId, phase: outcome.phase });
-  }
-}
-
-/**
- * `mkdir -p`, one level at a time: node's recursive mkdir never settles for some paths (a missing
- * directory under /proc), which would leave the turn waiting forever instead of failing.
- */
-async function makeDirectories(path: string): Promise<void> {
-  const missing: string[] = [];
-  for (let current = path; ; current = dirname(current)) {
-    const found = await stat(current).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
-    if (found) {
-      if (!found.isDirectory()) throw new Error(`${current} is not a directory`);
-      break;
-    }
-    missing.unshift(current);
-    if (dirname(current) === current) break;
-  }
-  for (const dir of missing) {
-    await mkdir(dir, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
   }
 }
 

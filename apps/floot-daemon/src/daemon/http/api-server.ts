@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
-import { type Logger, sendJson } from "@bridgeworks/runtime";
+import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
@@ -14,6 +14,7 @@ import { createGuards } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes, type Route } from "./routes.js";
+import { SlicedQueue } from "./sliced-queue.js";
 import { createUiPages } from "./ui-pages.js";
 
 export interface ApiDeps {
@@ -35,6 +36,9 @@ export interface ApiDeps {
   /** The API's unix socket, for the CLI: authenticated by its file mode, it needs no token. */
   socketPath?: string;
 }
+
+/** A follower's start takes up to this much of a turn of the loop before reads are served again. */
+const followStartSliceMs = 2;
 
 export interface ApiServer {
   port: number;
@@ -65,6 +69,12 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
         heartbeatMs: deps.heartbeatMs ?? 15_000,
         openStreams,
         frames: new WeakMap(),
+        starts: new SlicedQueue({
+          sliceMs: followStartSliceMs,
+          onError: (error) =>
+            deps.logger.error("a queued follower start threw", { error: describeError(error) }),
+        }),
+        logger: deps.logger,
       },
     }),
     ...permissionRoutes(deps),

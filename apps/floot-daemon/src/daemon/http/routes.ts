@@ -118,7 +118,10 @@ export function apiRoutes({
       pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
       handler: async (q, r, [id]) => {
         const input = await readBody(q, SendTurnRequest);
-        const turn = journal.submitTurn(requireSession(id!).id, input);
+        // No fsync of its own on the loop: the turns accepted meanwhile share one on the thread pool,
+        // and neither the answer nor the CLI comes before the accept is on disk.
+        const turn = journal.deferDurability(() => journal.submitTurn(requireSession(id!).id, input));
+        await journal.sync();
         coordinator.kick(turn.sessionId);
         send(r, 202, journal.getTurn(turn.id));
       },

@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
+import type { Logger } from "@bridgeworks/runtime";
 import { followTurn, type TurnJournal } from "@bridgeworks/turn-journal";
+import { sendError } from "./api-error.js";
 import { indexParam, parseIndex } from "./body.js";
+import type { SlicedQueue } from "./sliced-queue.js";
 import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
 export interface SseFollowOptions extends SseResponseOptions {
@@ -11,6 +14,9 @@ export interface SseFollowOptions extends SseResponseOptions {
    * turn the same envelope objects, so a hundred followers cost one `JSON.stringify`, not a hundred.
    */
   frames: WeakMap<TurnEventEnvelope, string>;
+  /** Where a follower's start (its headers, replay and subscription) waits for its slice of the loop. */
+  starts: SlicedQueue;
+  logger: Logger;
 }
 
 function frameOf(envelope: TurnEventEnvelope, frames: SseFollowOptions["frames"]): string {
@@ -54,13 +60,31 @@ export function followOverSse(
   request: IncomingMessage,
   response: ServerResponse,
   turn: TurnRecord,
-  { journal, heartbeatMs, openStreams, frames }: SseFollowOptions,
+  options: SseFollowOptions,
 ): void {
   const lastEventId = request.headers["last-event-id"];
   let from = indexParam(request, "from") ?? 0;
   if (typeof lastEventId === "string" && lastEventId !== "") {
     from = parseIndex(lastEventId, "Last-Event-ID", "must be an event index") + 1;
   }
+  // A bad request was answered above; the start itself takes its turn with the other followers'.
+  options.starts.run(() => {
+    if (response.destroyed) return;
+    try {
+      startFollowing(request, response, turn, from, options);
+    } catch (error) {
+      sendError(response, error, options.logger);
+    }
+  });
+}
+
+function startFollowing(
+  request: IncomingMessage,
+  response: ServerResponse,
+  turn: TurnRecord,
+  from: number,
+  { journal, heartbeatMs, openStreams, frames }: SseFollowOptions,
+): void {
   let handle: ReturnType<typeof followTurn> | undefined;
   const end = startSseResponse(request, response, { heartbeatMs, openStreams }, () => handle?.close());
   const deliver = (events: TurnEventEnvelope[]) => {
