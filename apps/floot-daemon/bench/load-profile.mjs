@@ -195,7 +195,8 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
 
     // Idle: the same read, the loop, and one turn followed by one observer. The journal's checkpoint
     // worker starts 1 s after the first commit and checkpoints 1 s after the last: the baseline is taken
-    // after both, of a daemon at rest.
+    // after both, of a daemon at rest. As many reads as the loaded window takes (~650-700): the two
+    // p99s are then the same order statistic (the 7th-worst), not the 3rd-worst of 300 against it.
     await sleep(2_500);
     await loopWindow(child, loopFile);
     const idleReads = await oneSessionReads(file, probe, { count: 700 }).samples;
