@@ -237,10 +237,10 @@ export class TurnJournal {
    * journal's next `FULL` commit fsyncs them all (in WAL mode one fsync covers every earlier commit).
    * Only for commits whose loss to a power failure is harmless until then, such as recovery's one-turn
    * commits at start-up, made durable by the generation bump before any turn runs, or whose caller
-   * awaits `sync()` before it acts on them.
+   * awaits `sync()` before it acts on them. Buffered events are committed first, at `streamSynchronous`.
    */
   deferDurability<T>(work: () => T): T {
-    this.flush();
+    this.#flushStream();
     return this.#withSynchronous("NORMAL", work);
   }
 

@@ -107,6 +107,21 @@ describe("stream durability", () => {
     expect(journal.durability().synchronous).toBe("FULL");
   });
 
+  test("deferDurability on a NORMAL-stream journal: the buffered events before it commit NORMAL too", () => {
+    const { journal } = createTestJournal({
+      batch: { maxEvents: 256, maxDelayMs: 1000 },
+      streamSynchronous: "NORMAL",
+    });
+    const turn = runningTurn(journal);
+    const seen: string[] = [];
+    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
+    journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered before" }]);
+    journal.deferDurability(() => journal.transition(turn.id, { phase: "completed" }));
+    // The end of a turn the daemon records this way: no fsync on its thread, for the events either.
+    expect(seen).toEqual(["NORMAL", "NORMAL"]);
+    expect(journal.durability().synchronous).toBe("FULL");
+  });
+
   test("streamSynchronous must be FULL or NORMAL", () => {
     expect(() => createTestJournal({ streamSynchronous: "OFF" as "FULL" })).toThrow(/streamSynchronous/);
   });
