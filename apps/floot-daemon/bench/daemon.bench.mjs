@@ -133,14 +133,16 @@ async function gateLatency() {
   };
 }
 
-// `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [--cli-nice=N] [section...]` runs only
-// the named sections; `--scale` shrinks the load profile's journal, `--cpu-prof-dir` profiles its
-// daemon, `--cli-nice` starts that daemon with it (an A/B of the CLIs' priority).
+// `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [--cli-nice=N] [--cli-starts=N]
+// [section...]` runs only the named sections; `--scale` shrinks the load profile's journal,
+// `--cpu-prof-dir` profiles its daemon, `--cli-nice` and `--cli-starts` start that daemon with them
+// (an A/B of the CLIs' priority, of how many start at once).
 const { values: flags, positionals: chosen } = parseArgs({
   options: {
     scale: { type: "string", default: "1" },
     "cpu-prof-dir": { type: "string" },
     "cli-nice": { type: "string" },
+    "cli-starts": { type: "string" },
   },
   allowPositionals: true,
 });
@@ -156,6 +158,7 @@ const sections = {
       scale,
       cpuProfileDir: flags["cpu-prof-dir"],
       ...(flags["cli-nice"] !== undefined && { cliNice: flags["cli-nice"] }),
+      ...(flags["cli-starts"] !== undefined && { cliStarts: flags["cli-starts"] }),
     }),
 };
 for (const name of chosen) if (!(name in sections)) throw new Error(`unknown bench section ${name}`);

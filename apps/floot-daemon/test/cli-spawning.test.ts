@@ -9,7 +9,8 @@ import { commandLineOf, descendantsOf, FlootWorld } from "./daemon-harness.js";
 // (`floot daemon --cli-nice`, default 10), so ten CLIs starting at once on two cores do not stall the
 // loop that serves every page and follower. Checked on the real CLIs while a turn waits on the model:
 // the CLI is the helper's child; it, everything it started (the MCP shim included) and its scheduling
-// group are niced, the daemon is not; a helper that dies is replaced by the next turn.
+// group are niced, the daemon is not; a helper that dies is replaced by the next turn. And no more
+// than `--cli-starts` of them start at once: a turn waits, accepted, until a start slot frees.
 
 let world: FlootWorld | undefined;
 afterEach(async () => {
@@ -27,6 +28,32 @@ const niceOf = (pid: number) => statField(pid, 19);
 const parentOf = (pid: number) => statField(pid, 4);
 
 const autogroupOf = (pid: number) => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
+
+/** The daemon's CLI spawner helper, once it runs. */
+async function spawnerHelperOf(daemonPid: number): Promise<number> {
+  let helper: number | undefined;
+  await waitUntil(
+    () => {
+      helper = descendantsOf(daemonPid).find((pid) =>
+        commandLineOf(pid).some((arg) => arg.endsWith("spawner.mjs")),
+      );
+      return helper !== undefined;
+    },
+    30_000,
+    "the spawner helper",
+  );
+  return helper!;
+}
+
+/** When a turn's first event of `type` (and, for a phase event, of `phase`) was journaled. */
+async function journaledAt(w: FlootWorld, turnId: string, type: string, phase?: string): Promise<number> {
+  const found = (await w.events(turnId)).find(
+    ({ event }) =>
+      event.type === type && (phase === undefined || ("phase" in event && event.phase === phase)),
+  );
+  if (!found) throw new Error(`turn ${turnId} has no ${type} ${phase ?? ""} event`);
+  return Date.parse(found.at);
+}
 
 describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", (backend) => {
   /** A turn waiting on the model: its CLI and the processes carrying its spawn marker. */
@@ -83,17 +110,7 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
   test("a cancel while the CLI starts ends the turn cancelled, kills the CLI and logs no failure", async () => {
     const w = await setUp();
     const daemon = await w.startDaemon();
-    let helper: number | undefined;
-    await waitUntil(
-      () => {
-        helper = descendantsOf(daemon.process.pid).find((pid) =>
-          commandLineOf(pid).some((arg) => arg.endsWith("spawner.mjs")),
-        );
-        return helper !== undefined;
-      },
-      30_000,
-      "the spawner helper",
-    );
+    const helper = await spawnerHelperOf(daemon.process.pid);
     // A stopped helper holds the spawn request: the turn waits in the window between `spawning` and its pid.
     process.kill(helper!, "SIGSTOP");
     let turnId = "";
@@ -123,6 +140,71 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
       "the late CLI gone",
     );
     expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
+  });
+
+  test("with one start slot a turn waits, accepted, until the CLI before it speaks; a cancel ends its wait", async () => {
+    const w = await setUp();
+    // The second turn to reach its start is logged there (a 1 ms hold): its wait is then observable.
+    const daemon = await w.startDaemon(
+      { FLOOT_CLI_START_HOLD_MS: "600000" },
+      { "turn:starting": { action: "hold", ms: 1, skip: 1 } },
+      ["--cli-starts", "1"],
+    );
+    const helper = await spawnerHelperOf(daemon.process.pid);
+    process.kill(helper, "SIGSTOP");
+    let first = "";
+    let third = "";
+    try {
+      first = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+      await waitUntil(() => w.readTurnRow(first)?.phase === "spawning", 30_000, "the first turn spawning");
+      const second = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+      await waitUntil(() => w.faultHits().length > 0, 30_000, "the second turn at its start");
+      expect(w.faultHits()[0]?.data).toMatchObject({ turnId: second });
+      // Asked over HTTP: answered after the loop turn that reached the start, slot or no slot.
+      expect((await w.turn(second)).phase).toBe("accepted");
+
+      await w.client.request("POST", `/v1/turns/${second}/cancel`);
+      expect((await w.turn(second)).phase).toBe("cancelled");
+      expect(w.readTurnRow(second)?.spawnMarker).toBeNull();
+      third = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+    } finally {
+      process.kill(helper, "SIGCONT");
+    }
+    for (const turnId of [first, third]) {
+      await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
+    }
+    // The third went `spawning` only once the first CLI had spoken (its `backend.started`).
+    expect(await journaledAt(w, third, "phase", "spawning")).toBeGreaterThanOrEqual(
+      await journaledAt(w, first, "backend.started"),
+    );
+    expect(daemon.process.stderr()).not.toContain('"level":"error"');
+    for (const turnId of [first, third]) {
+      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+      expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
+    }
+  });
+
+  test("a start that holds its slot past FLOOT_CLI_START_HOLD_MS lets the next turn start", async () => {
+    const w = await setUp();
+    const daemon = await w.startDaemon({ FLOOT_CLI_START_HOLD_MS: "300" }, {}, ["--cli-starts", "1"]);
+    const helper = await spawnerHelperOf(daemon.process.pid);
+    // The helper stopped: the first CLI never speaks, and only the hold frees its slot.
+    process.kill(helper, "SIGSTOP");
+    const turns: string[] = [];
+    try {
+      turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
+      turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
+      for (const turnId of turns) {
+        await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, `${turnId} spawning`);
+      }
+    } finally {
+      process.kill(helper, "SIGCONT");
+    }
+    for (const turnId of turns) {
+      await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
+      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+      expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
+    }
   });
 
   test("--cli-nice 0 leaves the CLI at the daemon's priority", async () => {

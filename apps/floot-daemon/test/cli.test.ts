@@ -126,6 +126,7 @@ describe("usage before the daemon", () => {
     [["turn", "follow", "t1", "--from", "x"], '--from: must be an integer from 0 to 999999999, got "x"'],
     [["daemon", "--port", "70000"], '--port: must be an integer from 0 to 65535, got "70000"'],
     [["daemon", "--cli-nice", "20"], '--cli-nice: must be an integer from 0 to 19, got "20"'],
+    [["daemon", "--cli-starts", "0"], '--cli-starts: must be an integer from 1 to 1000, got "0"'],
     [["turn", "frob", "t1"], '"frob": is not a floot turn command'],
   ])("%j: exit 2, %s", async (argv, message) => {
     const result = await floot(...argv);

@@ -28,6 +28,13 @@ export const daemonCommand = defineCommand<FlootContext>()({
       summary: `the nice value (${minCliNice}-${maxCliNice}) of the CLIs the daemon starts; 0: the daemon's own (default ${defaultCliNice})`,
       parse: integer(minCliNice, maxCliNice),
     },
+    "cli-starts": {
+      type: "string",
+      placeholder: "N",
+      summary:
+        "how many CLIs may be starting at once; a turn waits, accepted, for one of them to speak (default: the cores)",
+      parse: integer(1, 1_000),
+    },
     "sign-in-link": {
       type: "boolean",
       summary: "print a one-time web UI sign-in link to the controlling terminal (never to stderr or a log)",
@@ -45,6 +52,7 @@ export const daemonCommand = defineCommand<FlootContext>()({
       stateDir,
       ...(options.port !== undefined && { port: options.port }),
       ...(options["cli-nice"] !== undefined && { cliNice: options["cli-nice"] }),
+      ...(options["cli-starts"] !== undefined && { cliStarts: options["cli-starts"] }),
       env: context.env,
       logger,
       ...(context.uiDir !== undefined && { uiDir: context.uiDir }),

@@ -24,6 +24,7 @@ import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { describeBackends } from "./backend-status.js";
 import { defaultCliNice } from "./cli-nice.js";
+import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { maskingJournal } from "./masking-journal.js";
@@ -66,6 +67,8 @@ export interface DaemonOptions {
    * the daemon's own priority. Default `defaultCliNice`.
    */
   cliNice?: number;
+  /** How many CLIs may be starting at once (`CliStartSlots`). Default: the machine's cores. */
+  cliStarts?: number;
 }
 
 export interface RunningDaemon {
@@ -206,6 +209,10 @@ async function startLocked(
     toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
     cliNice: options.cliNice ?? defaultCliNice,
     spawner,
+    startSlots: new CliStartSlots({
+      limit: options.cliStarts ?? defaultCliStarts(),
+      holdMs: positiveInt(env.FLOOT_CLI_START_HOLD_MS) ?? defaultCliStartHoldMs,
+    }),
     trace,
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),

@@ -1,5 +1,5 @@
 import { claudeEffectFreeTools, codexEffectFreeTools } from "@bridgeworks/backend-adapters";
-import type { Backend, FlootSessionOptions } from "@bridgeworks/protocol";
+import type { Backend, BackendEvent, FlootSessionOptions } from "@bridgeworks/protocol";
 import { flootReadOnlyToolNames } from "./mcp-tool-definitions.js";
 
 /**
@@ -13,4 +13,9 @@ export const defaultEffectFreeTools: Readonly<Record<Backend, readonly string[]>
 
 export function effectFreeToolsOf(backend: Backend, options: FlootSessionOptions): readonly string[] {
   return options.effectFreeTools ?? defaultEffectFreeTools[backend];
+}
+
+/** A stream's tool start of a tool the session declared effect-free proves no effect. */
+export function markEffectFree(event: BackendEvent, effectFree: ReadonlySet<string>): BackendEvent {
+  return event.type === "tool.started" && effectFree.has(event.name) ? { ...event, effectFree: true } : event;
 }

@@ -12,7 +12,6 @@ import {
   type TurnOutcome,
 } from "@bridgeworks/backend-adapters";
 import {
-  type BackendEvent,
   isActiveTurnPhase,
   isTerminalTurnPhase,
   type SessionRecord,
@@ -21,7 +20,8 @@ import {
 } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
-import { effectFreeToolsOf } from "./effect-free-tools.js";
+import type { CliStartSlots, StartSlot } from "./cli-start-slots.js";
+import { effectFreeToolsOf, markEffectFree } from "./effect-free-tools.js";
 import { makeDirectories } from "./make-directories.js";
 import { flootToolNames } from "./mcp-tool-definitions.js";
 import type { PermissionBroker } from "./permission-broker.js";
@@ -57,6 +57,8 @@ export interface TurnCoordinatorOptions {
   cliNice: number;
   /** What starts the CLIs: the daemon's spawner process, so no spawn blocks its event loop. */
   spawner: CliSpawner;
+  /** How many CLIs start at once; a turn waits for a slot, still `accepted`. */
+  startSlots: CliStartSlots;
   trace?: Trace;
 }
 
@@ -65,6 +67,8 @@ interface LiveTurn {
   starting?: Promise<unknown>;
   running?: RunningTurn;
   cancelRequested: boolean;
+  /** Ends its wait for a start slot (a cancel, a shutdown). */
+  stopWaiting: AbortController;
   /** Known once the turn's session was read: what its gate admits without an effect. */
   effectFreeTools?: ReadonlySet<string>;
 }
@@ -104,7 +108,7 @@ export class TurnCoordinator {
     let turn = session.activeTurnId !== undefined ? journal.getTurn(session.activeTurnId) : undefined;
     if (!turn) turn = journal.promoteNextTurn(sessionId);
     if (turn?.phase !== "accepted" || this.#live.has(turn.id)) return;
-    const live: LiveTurn = { cancelRequested: false };
+    const live: LiveTurn = { cancelRequested: false, stopWaiting: new AbortController() };
     this.#live.set(turn.id, live);
     this.#run(turn, live).catch((error: unknown) => {
       this.#options.logger.error("turn bookkeeping failed", {
@@ -134,6 +138,7 @@ export class TurnCoordinator {
     const live = this.#live.get(turnId);
     if (live) {
       live.cancelRequested = true;
+      live.stopWaiting.abort();
       if (live.running) await live.running.stop();
       else this.#end(turnId, { phase: "cancelled" });
       await this.#durable(turnId);
@@ -152,6 +157,7 @@ export class TurnCoordinator {
     this.#stopping = true;
     await Promise.all(
       [...this.#live.values()].map(async (live) => {
+        live.stopWaiting.abort();
         await live.starting;
         await live.running?.stop(1_000).catch(() => {});
       }),
@@ -162,6 +168,7 @@ export class TurnCoordinator {
     const { journal, logger } = this.#options;
     const context: TurnContext = { turnId: turn.id, sessionId: turn.sessionId };
     let mount: TurnMount | undefined;
+    let slot: StartSlot | undefined;
     try {
       const session = journal.getSession(turn.sessionId)!;
       const options = this.#options.sessions.options(session.id);
@@ -170,6 +177,8 @@ export class TurnCoordinator {
       const workspace = await this.#provision(session);
       this.#trace("turn:starting", { turnId: turn.id });
       if (live.cancelRequested || this.#stopping) return;
+      slot = await this.#options.startSlots.take(live.stopWaiting.signal).catch(() => undefined);
+      if (!slot || live.cancelRequested || this.#stopping) return;
       const adapter = this.#options.adapterFor(session);
       const prepared = adapter.prepareTurn({
         prompt: turn.input.prompt,
@@ -202,6 +211,7 @@ export class TurnCoordinator {
             this.#trace("turn:running", { turnId: turn.id, pid: identity.pid });
           },
           onEvent: (event) => {
+            slot?.release();
             journal.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
             this.#trace("turn:event", { turnId: turn.id, type: event.type });
           },
@@ -238,6 +248,7 @@ export class TurnCoordinator {
       });
       this.#end(turn.id, { phase: "failed", error: failure });
     } finally {
+      slot?.release();
       mount?.release();
       this.#options.secrets.releaseTurn(turn.id);
       this.#options.permissions.releaseTurn(turn.id);
@@ -269,11 +280,11 @@ export class TurnCoordinator {
     return { conversation: { id, established } };
   }
 
-  /** Records how a turn ended; a journal that refuses (the turn ended meanwhile) is logged, not thrown. */
   /**
    * Records a turn's end without an fsync of its own on the loop (ten turns ending together would be
    * ten in a row); whoever acts on the end next (the session's next turn, a cancel's answer) awaits
-   * `#durable` first, where the ends of the moment share one fsync on the thread pool.
+   * `#durable` first, where the ends of the moment share one fsync on the thread pool. A journal that
+   * refuses (the turn ended meanwhile) is logged, not thrown.
    */
   #end(turnId: string, outcome: TurnOutcome): void {
     const { journal, logger } = this.#options;
@@ -326,11 +337,6 @@ export class TurnCoordinator {
     }
     logger.info("turn ended", { turn: turnId, phase: outcome.phase });
   }
-}
-
-/** A stream's tool start of a tool the session declared effect-free proves no effect. */
-function markEffectFree(event: BackendEvent, effectFree: ReadonlySet<string>): BackendEvent {
-  return event.type === "tool.started" && effectFree.has(event.name) ? { ...event, effectFree: true } : event;
 }
 
 function failureOf(error: unknown): TurnError {

@@ -37,8 +37,11 @@ export interface ApiDeps {
   socketPath?: string;
 }
 
-/** A follower's start takes up to this much of a turn of the loop before reads are served again. */
-const followStartSliceMs = 2;
+/**
+ * The bulk work of requests (follower starts, the steps of a page of sessions, turn submissions) takes
+ * up to this much of a turn of the loop before the reads that wait are served.
+ */
+const bulkSliceMs = 2;
 
 export interface ApiServer {
   port: number;
@@ -60,20 +63,21 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   const openStreams = new Set<ServerResponse>();
   const guards = createGuards({ token: deps.token, uiAuth: deps.uiAuth, port: () => boundPort });
   const ui = createUiPages({ uiAuth: deps.uiAuth, guards, uiDir: deps.uiDir });
+  const slices = new SlicedQueue({
+    sliceMs: bulkSliceMs,
+    onError: (error) => deps.logger.error("a queued request step threw", { error: describeError(error) }),
+  });
   const routes: Route[] = [
     ...apiRoutes({
       ...deps,
       status: () => ({ ...deps.status(), port: boundPort }),
+      slices,
       follow: {
         journal: deps.journal,
         heartbeatMs: deps.heartbeatMs ?? 15_000,
         openStreams,
         frames: new WeakMap(),
-        starts: new SlicedQueue({
-          sliceMs: followStartSliceMs,
-          onError: (error) =>
-            deps.logger.error("a queued follower start threw", { error: describeError(error) }),
-        }),
+        starts: slices,
         logger: deps.logger,
       },
     }),

@@ -16,6 +16,7 @@ import type { UiAuth } from "../ui-auth.js";
 import { ApiError } from "./api-error.js";
 import { indexParam, readBody } from "./body.js";
 import { SessionChangeHub, sendOverview, sendSessionList, sessionChangesOverSse } from "./session-lists.js";
+import type { SlicedQueue } from "./sliced-queue.js";
 import { followOverSse, type SseFollowOptions } from "./sse-follow.js";
 
 export type Method = "GET" | "POST";
@@ -36,6 +37,8 @@ export interface RouteDeps {
   permissions: PermissionBroker;
   uiAuth: UiAuth;
   status: () => FlootDaemonStatus;
+  /** The loop's share for the bulk work of requests; a read never waits in it. */
+  slices: SlicedQueue;
   follow: SseFollowOptions;
 }
 
@@ -48,6 +51,7 @@ export function apiRoutes({
   permissions,
   uiAuth,
   status,
+  slices,
   follow,
 }: RouteDeps): Route[] {
   const requireSession = (id: string) => {
@@ -62,7 +66,7 @@ export function apiRoutes({
   };
   const openPermissionRequests = (sessionId: string) =>
     journal.listOpenPermissionRequests(sessionId).map((request) => permissions.present(request));
-  const lists = { journal, sessions, status, openPermissionRequests };
+  const lists = { journal, sessions, status, openPermissionRequests, slices };
   const changes = new SessionChangeHub(lists);
 
   return [
@@ -118,10 +122,13 @@ export function apiRoutes({
       pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
       handler: async (q, r, [id]) => {
         const input = await readBody(q, SendTurnRequest);
-        // No fsync of its own on the loop: the turns accepted meanwhile share one on the thread pool,
+        // Ten submitted at once go a few per turn of the loop, the reads that wait between them. No
+        // fsync of its own on the loop: the turns accepted meanwhile share one on the thread pool,
         // and neither the answer nor the CLI comes before the accept is on disk.
+        await slices.turn();
         const turn = journal.deferDurability(() => journal.submitTurn(requireSession(id!).id, input));
         await journal.sync();
+        await slices.turn();
         coordinator.kick(turn.sessionId);
         send(r, 202, journal.getTurn(turn.id));
       },

@@ -14,6 +14,7 @@ import { sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { SessionStore } from "../session-store.js";
 import { ApiError } from "./api-error.js";
+import type { SlicedQueue } from "./sliced-queue.js";
 import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
 export interface SessionListDeps {
@@ -22,6 +23,8 @@ export interface SessionListDeps {
   status: () => FlootDaemonStatus;
   /** A session's open permission requests as the API shows them (with `expiresAt`). */
   openPermissionRequests: (sessionId: string) => PermissionRequest[];
+  /** Where a page's steps take their turns, with the rest of the requests' bulk work. */
+  slices: SlicedQueue;
 }
 
 const maxSearchLength = 200;
@@ -64,8 +67,6 @@ export function sessionSummary(deps: SessionListDeps, record: SessionRecord): Fl
   return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
 }
 
-/** Between the steps of a page: the loop serves what waits (reads, follows) before it goes on. */
-const pauseForOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Sessions an overview summarizes in one step (each: its current turn, options and open requests). */
 const summaryStep = 10;
 
@@ -75,14 +76,15 @@ export async function sendOverview(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  const pause = () => deps.slices.turn();
   const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
-    pause: pauseForOthers,
+    pause,
   });
   const summaries: FlootSessionSummary[] = [];
   const secretRequests: FlootOverview["secretRequests"] = [];
   const permissionRequests: PermissionRequest[] = [];
   for (let start = 0; start < sessions.length; start += summaryStep) {
-    if (start > 0) await pauseForOthers();
+    if (start > 0) await pause();
     // A session's summary and its requests are read in one step: consistent with each other.
     for (const record of sessions.slice(start, start + summaryStep)) {
       summaries.push(sessionSummary(deps, record));
@@ -107,7 +109,7 @@ export async function sendSessionList(
   response: ServerResponse,
 ): Promise<void> {
   const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
-    pause: pauseForOthers,
+    pause: () => deps.slices.turn(),
   });
   const list: FlootSessionList = {
     sessions: sessions.map((record) => deps.sessions.present(record)),

@@ -6,14 +6,20 @@ export interface SlicedQueueOptions {
   onError: (error: unknown) => void;
 }
 
+interface Task {
+  run(): void;
+  /** A `turn()`: its caller goes on in a microtask, and that work belongs to the slice too. */
+  resumes: boolean;
+}
+
 /**
  * Runs queued tasks in arrival order, after the current turn of the event loop and at most `sliceMs` of
  * them per turn, the rest after the loop has polled again. A hundred followers (re)connecting at once
- * (a daemon restart, a UI reload) then start a few at a time, and a read that arrives meanwhile is
- * answered between them, not after all of them.
+ * (a daemon restart, a UI reload), eight overview pages or ten turn submissions then go a few at a
+ * time, and a read that arrives meanwhile is answered between them, not after all of them.
  */
 export class SlicedQueue {
-  readonly #tasks: (() => void)[] = [];
+  readonly #tasks: Task[] = [];
   readonly #sliceMs: number;
   readonly #now: () => number;
   readonly #onError: (error: unknown) => void;
@@ -30,29 +36,56 @@ export class SlicedQueue {
   }
 
   run(task: () => void): void {
-    this.#tasks.push(task);
+    this.#tasks.push({ run: task, resumes: false });
     this.#schedule();
+  }
+
+  /**
+   * Resolves when the queue comes to the caller; what the caller then does before its next `await`
+   * counts toward that slice, e.g. one step of a long page: `await queue.turn(); step();`.
+   */
+  turn(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#tasks.push({ run: resolve, resumes: true });
+      this.#schedule();
+    });
   }
 
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;
-    // An immediate queued from an immediate runs in the next turn, after the loop's poll for I/O.
-    setImmediate(() => this.#runSlice());
+    this.#nextTurnOfTheLoop();
   }
 
-  #runSlice(): void {
-    this.#scheduled = false;
-    const startedAt = this.#now();
+  /** An immediate queued from an immediate runs in the next turn, after the loop's poll for I/O. */
+  #nextTurnOfTheLoop(): void {
+    setImmediate(() => this.#runSlice(this.#now()));
+  }
+
+  #runSlice(startedAt: number): void {
     while (this.#tasks.length > 0) {
       const task = this.#tasks.shift()!;
       try {
-        task();
+        task.run();
       } catch (error) {
         this.#onError(error);
       }
-      if (this.#now() - startedAt >= this.#sliceMs) break;
+      if (task.resumes) {
+        // Queued after the caller's continuation: the slice goes on once that has run.
+        queueMicrotask(() => this.#goOn(startedAt));
+        return;
+      }
+      if (this.#now() - startedAt >= this.#sliceMs) {
+        this.#nextTurnOfTheLoop();
+        return;
+      }
     }
-    if (this.#tasks.length > 0) this.#schedule();
+    this.#scheduled = false;
+  }
+
+  #goOn(startedAt: number): void {
+    if (this.#tasks.length === 0) this.#scheduled = false;
+    else if (this.#now() - startedAt >= this.#sliceMs) this.#nextTurnOfTheLoop();
+    else this.#runSlice(startedAt);
   }
 }
