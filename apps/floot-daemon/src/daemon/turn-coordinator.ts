@@ -77,9 +77,10 @@ interface LiveTurn {
 class WorkspaceError extends Error {}
 
 /**
- * Runs each session's active turn, one CLI process per turn and one turn per session at a time:
- * spawning (with the spawn marker the CLI will carry) -> running (pid and start time journaled first)
- * -> one terminal phase, then the next queued turn. Every event goes to the journal before the next
+ * Runs each session's active turn, one CLI process per turn and one turn per session at a time, as
+ * many CLIs starting at once as `startSlots` allows (a turn waits for a slot, accepted): spawning
+ * (with the spawn marker the CLI will carry) -> running (pid and start time journaled first) -> one
+ * terminal phase, then the next queued turn. Every event goes to the journal before the next
  * line of the CLI is read; every tool call passes the gate (see tool-gate.ts) before it runs. A turn
  * that cannot run ends `failed` with the cause; nothing a turn does escapes into the daemon.
  */
