@@ -149,9 +149,10 @@ async function streamTurns(call, sessions, file, latencies, counts) {
 /**
  * `scale` shrinks the journal (sessions and running turns; 0.1 = 1k sessions / 10k turns / 100k events)
  * for a run that fits a profile; the clients, followers and streams stay as they are. `cpuProfileDir`
- * starts the measured daemon with `--cpu-prof` writing there; `cliNice` starts it with `--cli-nice`.
+ * starts the measured daemon with `--cpu-prof` writing there; `cliNice` and `cliStarts` start it with
+ * `--cli-nice` and `--cli-starts`.
  */
-export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = {}) {
+export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice, cliStarts } = {}) {
   const shape = {
     ...fullShape,
     sessions: Math.max(streamingTurns, Math.round(fullShape.sessions * scale)),
@@ -179,7 +180,10 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
       loopDelayPreloadPath,
       ...(cpuProfileDir ? ["--cpu-prof", "--cpu-prof-dir", cpuProfileDir] : []),
     ],
-    daemonArgs: cliNice === undefined ? [] : ["--cli-nice", String(cliNice)],
+    daemonArgs: [
+      ...(cliNice === undefined ? [] : ["--cli-nice", String(cliNice)]),
+      ...(cliStarts === undefined ? [] : ["--cli-starts", String(cliStarts)]),
+    ],
     env: {
       FLOOT_LOOP_DELAY_FILE: loopFile,
       FAKE_CLAUDE_DELTAS: String(deltasPerTurn),
@@ -234,6 +238,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice } = 
     return {
       journal: { scale, ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
       cliNice: cliNice ?? "default",
+      cliStarts: cliStarts ?? "default (the cores)",
       eventLoopDelayMs: { idle: idleLoop, loaded: loadedLoop, goal: "loaded p99 < 10" },
       // The daemon's own CPU time while loaded, per event it delivered to a follower: the cost of the
       // work, comparable across runs on a shared machine where the delays above are not.
