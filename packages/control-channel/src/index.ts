@@ -114,7 +114,7 @@ export {
   sendSocketRequest,
   serveSocketRequest,
 } from "./socket-request.js";
-export { mintToken, type RandomBytes, tokensEqual } from "./token.js";
+export { mintToken, type RandomBytes, tokenMatcher, tokensEqual } from "./token.js";
 export {
   defaultToolGateDeadlineMs,
   maxHookInputBytes,

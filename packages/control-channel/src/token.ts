@@ -19,6 +19,15 @@ export function tokensEqual(a: string, b: string): boolean {
   return timingSafeEqual(sha256(a), sha256(b));
 }
 
+/**
+ * `tokensEqual` against one expected token whose digest is taken once: a server checking every
+ * request's bearer against its own token hashes only the bearer.
+ */
+export function tokenMatcher(expected: string): (candidate: string) => boolean {
+  const expectedDigest = sha256(expected);
+  return (candidate) => timingSafeEqual(sha256(candidate), expectedDigest);
+}
+
 function sha256(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }

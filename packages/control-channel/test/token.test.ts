@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { ControlToken } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
-import { mintToken, tokensEqual } from "../src/index.js";
+import { mintToken, tokenMatcher, tokensEqual } from "../src/index.js";
 
 describe("mintToken", () => {
   test("is 32 bytes from the CSPRNG as 64 lowercase hex characters", () => {
@@ -41,5 +41,23 @@ describe("tokensEqual", () => {
     expect(tokensEqual(token, `${token}0`)).toBe(false);
     expect(tokensEqual(token, "")).toBe(false);
     expect(tokensEqual("", token)).toBe(false);
+  });
+});
+
+describe("tokenMatcher", () => {
+  const token = mintToken(randomBytes);
+  const matches = tokenMatcher(token);
+
+  test("matches the expected token, and only it, however often it is asked", () => {
+    expect(matches(`${token}`)).toBe(true);
+    expect(matches(`${token.slice(0, -1)}${token.endsWith("0") ? "1" : "0"}`)).toBe(false);
+    expect(matches(token.toUpperCase())).toBe(token === token.toUpperCase());
+    expect(matches(token.slice(0, -1))).toBe(false);
+    expect(matches("")).toBe(false);
+    expect(matches(token)).toBe(true);
+  });
+
+  test("another matcher's token does not match", () => {
+    expect(tokenMatcher(mintToken(randomBytes))(token)).toBe(false);
   });
 });

@@ -57,7 +57,11 @@ import { prepareStatements, type Statements, type TurnInsert, type TurnState } f
 import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 import { WalSync } from "./wal-sync.js";
 
-/** Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old. */
+/**
+ * Stream events wait in memory until `maxEvents` are buffered or the oldest is `maxDelayMs` old.
+ * `maxDelayMs: 0` commits what one turn of the event loop appended once that turn has run its I/O
+ * callbacks (the clock's `setTimeout(0)`): one commit for the lines of every CLI read in that turn.
+ */
 export interface BatchPolicy {
   maxEvents: number;
   maxDelayMs: number;
@@ -550,7 +554,7 @@ export class TurnJournal {
     this.#pendingEffects.set(turnId, known);
     this.#pendingSince ??= now;
     const full = this.#pending.length >= this.#batch.maxEvents;
-    const old = now - this.#pendingSince >= this.#batch.maxDelayMs;
+    const old = this.#batch.maxDelayMs > 0 && now - this.#pendingSince >= this.#batch.maxDelayMs;
     if (newEffect) this.flush();
     else if (started || full || old) this.#flushStream();
     else this.#scheduleFlush();

@@ -1,5 +1,6 @@
 import type { BackendEvent, TurnEventEnvelope } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
+import { systemClock } from "../src/clock.js";
 import { followTurn } from "../src/follow.js";
 import { createTestJournal, eventTypes, expectContiguous, runningTurn } from "./helpers.js";
 
@@ -38,6 +39,34 @@ describe("appendEvents batching", () => {
     clock.skip(60);
     journal.appendEvents(turn.id, [reasoning("c")]);
     expect(journal.getTurn(turn.id)?.eventCount).toBe(turn.eventCount + 3);
+  });
+
+  test("maxDelayMs 0: what one turn of the loop appends commits once, when that turn's I/O is done", () => {
+    const { journal, clock } = createTestJournal({ batch: { maxEvents: 1000, maxDelayMs: 0 } });
+    const turn = runningTurn(journal);
+    let commits = 0;
+    journal.subscribe(turn.id, () => (commits += 1));
+    journal.appendEvents(turn.id, [reasoning("a")]);
+    // However long the turn of the loop runs, no append commits on its own: the whole turn's do, once.
+    clock.skip(20);
+    journal.appendEvents(turn.id, [reasoning("b")]);
+    journal.appendEvents(turn.id, [reasoning("c")]);
+    expect(journal.getTurn(turn.id)?.eventCount).toBe(turn.eventCount);
+    clock.advance(0);
+    expect(journal.getTurn(turn.id)?.eventCount).toBe(turn.eventCount + 3);
+    expect(commits).toBe(1);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  test("maxDelayMs 0 on the system clock commits before an immediate queued after the append", async () => {
+    const { journal } = createTestJournal({ batch: { maxEvents: 1000, maxDelayMs: 0 }, clock: systemClock });
+    const turn = runningTurn(journal);
+    journal.appendEvents(turn.id, [reasoning("a")]);
+    expect(journal.getTurn(turn.id)?.eventCount).toBe(turn.eventCount);
+    const seen = await new Promise((resolve) =>
+      setImmediate(() => resolve(journal.getTurn(turn.id)?.eventCount)),
+    );
+    expect(seen).toBe(turn.eventCount + 1);
   });
 
   test("an event proving a new effect commits at once with everything buffered before it", () => {

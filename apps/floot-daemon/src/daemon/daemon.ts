@@ -129,9 +129,10 @@ async function startLocked(
   cleanups.push(() => spawner.close());
   const journal: TurnJournal = openJournal({
     path: join(stateDir, journalFileName),
-    // A follower sees a stream event within a timer tick of its arrival, not after a 50 ms batch;
-    // such commits are not fsynced one by one (the next effect, phase or gate commit fsyncs them).
-    batch: { maxDelayMs: 1 },
+    // A follower sees a stream event once the turn of the loop that read it has run its I/O, not after
+    // a 50 ms batch: one commit for every CLI line that turn read, made after the requests it also read
+    // were answered. Not fsynced one by one (the next effect, phase or gate commit fsyncs them).
+    batch: { maxDelayMs: 0 },
     streamSynchronous: "NORMAL",
     // A checkpoint copies pages and fsyncs the database file: a worker thread does it, not the loop.
     checkpoint: "worker",

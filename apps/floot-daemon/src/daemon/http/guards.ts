@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { tokensEqual } from "@bridgeworks/control-channel";
+import { tokenMatcher } from "@bridgeworks/control-channel";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError } from "./api-error.js";
 
@@ -18,6 +18,7 @@ export interface Guards {
 export function createGuards(options: { token: string; uiAuth: UiAuth; port: () => number }): Guards {
   const ownOrigins = () => [`http://127.0.0.1:${options.port()}`, `http://localhost:${options.port()}`];
   const originOf = (request: IncomingMessage) => `http://${request.headers.host}`;
+  const isApiToken = tokenMatcher(options.token);
 
   return {
     originOf,
@@ -36,9 +37,9 @@ export function createGuards(options: { token: string; uiAuth: UiAuth; port: () 
       const bearer = /^Bearer ([^\s]+)$/.exec(request.headers.authorization ?? "")?.[1];
       if (bearer !== undefined) {
         // Both compared whatever the first says, so timing does not tell which kind a token is.
-        const isApiToken = tokensEqual(bearer, options.token);
+        const apiToken = isApiToken(bearer);
         const isPage = options.uiAuth.isSession(bearer, originOf(request));
-        if (isApiToken) return "token";
+        if (apiToken) return "token";
         if (isPage) return "page";
       }
       throw new ApiError("unauthorized", "a valid Authorization: Bearer token is required");

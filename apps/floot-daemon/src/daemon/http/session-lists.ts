@@ -76,10 +76,11 @@ export async function sendOverview(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
+  const query = sessionPageQuery(request);
   const pause = () => deps.slices.turn();
-  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
-    pause,
-  });
+  // Eight pages asked at once are read a step at a time, between the loop's polls, not on arrival.
+  await pause();
+  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(query, { pause });
   const summaries: FlootSessionSummary[] = [];
   const secretRequests: FlootOverview["secretRequests"] = [];
   const permissionRequests: PermissionRequest[] = [];
@@ -108,9 +109,10 @@ export async function sendSessionList(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(sessionPageQuery(request), {
-    pause: () => deps.slices.turn(),
-  });
+  const query = sessionPageQuery(request);
+  const pause = () => deps.slices.turn();
+  await pause();
+  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(query, { pause });
   const list: FlootSessionList = {
     sessions: sessions.map((record) => deps.sessions.present(record)),
     ...(nextCursor !== undefined && { nextCursor }),

@@ -1,0 +1,78 @@
+// Overview pages asked at once read their pages a step at a time in the shared sliced queue, against
+// the real journal and a real HTTP server in this process: a read that comes with them is answered
+// before most of them have read anything.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { openJournal } from "@bridgeworks/turn-journal";
+import { afterEach, expect, test } from "vitest";
+import { type SessionListDeps, sendOverview } from "../src/daemon/http/session-lists.js";
+import { SlicedQueue } from "../src/daemon/http/sliced-queue.js";
+import { SessionStore } from "../src/daemon/session-store.js";
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+test("a read that comes with twenty overview pages is answered before most of them have read their page", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "floot-overview-slices-"));
+  const journal = openJournal({ path: join(dir, "journal.sqlite") });
+  cleanups.push(() => {
+    journal.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  for (let i = 0; i < 30; i += 1) journal.createSession({ backend: "claude" });
+  let pagesRead = 0;
+  const listSessionPageInSteps = journal.listSessionPageInSteps.bind(journal);
+  journal.listSessionPageInSteps = (query, options) => {
+    pagesRead += 1;
+    return listSessionPageInSteps(query, options);
+  };
+  // Each step costs a millisecond of this clock: a slice of 2 ms holds a couple of them.
+  let clock = 0;
+  const slices = new SlicedQueue({ sliceMs: 2, now: () => (clock += 0.5), onError: (e) => console.error(e) });
+  const deps: SessionListDeps = {
+    journal,
+    sessions: new SessionStore(dir),
+    status: () => ({ pid: process.pid, generation: 1, stateDir: dir, startedAt: new Date().toISOString() }),
+    openPermissionRequests: () => [],
+    slices,
+  };
+  let pagesReadAtRead: number | undefined;
+  const server = createServer((request, response) => {
+    if (request.url === "/read") {
+      pagesReadAtRead = pagesRead;
+      response.end("read");
+      return;
+    }
+    sendOverview(deps, request, response).catch((error) => response.destroy(error));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => server.close());
+  const { port } = server.address() as { port: number };
+
+  const connected = (socket: Socket) => new Promise((resolve) => socket.once("connect", resolve));
+  const pages = Array.from({ length: 20 }, () => connect(port, "127.0.0.1"));
+  const reader = connect(port, "127.0.0.1");
+  for (const socket of [...pages, reader]) cleanups.push(() => socket.destroy());
+  await Promise.all([...pages, reader].map(connected));
+  // Every connection accepted: the requests below then reach the server in the same poll for I/O.
+  const accepted = () =>
+    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
+  for (let waited = 0; (await accepted()) < 21; waited += 10) {
+    if (waited > 20_000) throw new Error("the server did not accept 21 connections within 20 s");
+    await sleep(10);
+  }
+  const answered = pages.map((socket) => new Promise((resolve) => socket.once("data", resolve)));
+  for (const socket of pages) socket.write("GET /v1/overview?limit=10 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+  reader.write("GET /read HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+  await new Promise((resolve) => reader.once("data", resolve));
+  // Read on arrival, every page ahead of the read would have been read already.
+  expect(pagesReadAtRead).toBeLessThan(10);
+  await Promise.all(answered);
+  expect(pagesRead).toBe(20);
+}, 30_000);
