@@ -3,15 +3,14 @@
 // before most of them have read anything.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { openJournal } from "@bridgeworks/turn-journal";
 import { afterEach, expect, test } from "vitest";
 import { type SessionListDeps, sendOverview } from "../src/daemon/http/session-lists.js";
 import { SlicedQueue } from "../src/daemon/http/sliced-queue.js";
 import { SessionStore } from "../src/daemon/session-store.js";
+import { acceptedConnections } from "./accepted-connections.js";
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -53,20 +52,9 @@ test("a read that comes with twenty overview pages is answered before most of th
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(() => server.close());
-  const { port } = server.address() as { port: number };
-
-  const connected = (socket: Socket) => new Promise((resolve) => socket.once("connect", resolve));
-  const pages = Array.from({ length: 20 }, () => connect(port, "127.0.0.1"));
-  const reader = connect(port, "127.0.0.1");
-  for (const socket of [...pages, reader]) cleanups.push(() => socket.destroy());
-  await Promise.all([...pages, reader].map(connected));
-  // Every connection accepted: the requests below then reach the server in the same poll for I/O.
-  const accepted = () =>
-    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
-  for (let waited = 0; (await accepted()) < 21; waited += 10) {
-    if (waited > 20_000) throw new Error("the server did not accept 21 connections within 20 s");
-    await sleep(10);
-  }
+  const sockets = await acceptedConnections(server, 21, (socket) => cleanups.push(() => socket.destroy()));
+  const pages = sockets.slice(0, 20);
+  const reader = sockets[20]!;
   const answered = pages.map((socket) => new Promise((resolve) => socket.once("data", resolve)));
   for (const socket of pages) socket.write("GET /v1/overview?limit=10 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
   reader.write("GET /read HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");

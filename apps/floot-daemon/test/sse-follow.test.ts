@@ -11,6 +11,7 @@ import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, expect, test } from "vitest";
 import { SlicedQueue } from "../src/daemon/http/sliced-queue.js";
 import { followOverSse } from "../src/daemon/http/sse-follow.js";
+import { acceptedConnections } from "./accepted-connections.js";
 
 const eventCount = 30_000;
 // About 250 bytes per frame: the whole turn is several times what loopback's socket buffers hold.
@@ -181,21 +182,12 @@ test("a read that comes with a hundred followers is answered before most of them
   const now = () => (clock += 0.5);
   const starts = new SlicedQueue({ sliceMs: 2, now, onError: (error) => console.error(error) });
   let startedAtRead: number | undefined;
-  const { port, responses, server } = await serve(journal, turnId, countTicks(), [], starts, () => {
+  const { responses, server } = await serve(journal, turnId, countTicks(), [], starts, () => {
     startedAtRead = responses.filter((response) => response.headersSent).length;
   });
-  const connected = (socket: Socket) => new Promise((resolve) => socket.once("connect", resolve));
-  const followers = Array.from({ length: 100 }, () => connect(port, "127.0.0.1"));
-  const reader = connect(port, "127.0.0.1");
-  for (const socket of [...followers, reader]) cleanups.push(() => socket.destroy());
-  await Promise.all([...followers, reader].map(connected));
-  // Every connection accepted: the requests below then reach the server in the same poll for I/O.
-  const accepted = () =>
-    new Promise<number>((resolve) => server.getConnections((_, count) => resolve(count)));
-  for (let waited = 0; (await accepted()) < 101; waited += 10) {
-    if (waited > 20_000) throw new Error("the server did not accept 101 connections within 20 s");
-    await sleep(10);
-  }
+  const sockets = await acceptedConnections(server, 101, (socket) => cleanups.push(() => socket.destroy()));
+  const followers = sockets.slice(0, 100);
+  const reader = sockets[100]!;
   let streaming = 0;
   for (const socket of followers) {
     socket.once("data", () => (streaming += 1));

@@ -6,7 +6,7 @@ import {
   SendTurnRequest,
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
-import { sendJson as send } from "@bridgeworks/runtime";
+import { describeError, type Logger, sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SecretBroker } from "../secret-broker.js";
@@ -40,6 +40,7 @@ export interface RouteDeps {
   /** The loop's share for the bulk work of requests; a read never waits in it. */
   slices: SlicedQueue;
   follow: SseFollowOptions;
+  logger: Logger;
 }
 
 /** The `/v1` API, one entry per method and path; bodies are validated with protocol's schemas. */
@@ -53,6 +54,7 @@ export function apiRoutes({
   status,
   slices,
   follow,
+  logger,
 }: RouteDeps): Route[] {
   const requireSession = (id: string) => {
     const session = journal.getSession(id);
@@ -127,7 +129,11 @@ export function apiRoutes({
         // and neither the answer nor the CLI comes before the accept is on disk.
         await slices.turn();
         const turn = journal.deferDurability(() => journal.submitTurn(requireSession(id!).id, input));
-        await journal.sync();
+        try {
+          await journal.sync();
+        } catch (error) {
+          throw withdrawUnsynced(journal, turn.id, error, logger);
+        }
         await slices.turn();
         coordinator.kick(turn.sessionId);
         send(r, 202, journal.getTurn(turn.id));
@@ -191,4 +197,28 @@ export function apiRoutes({
       },
     },
   ];
+}
+
+/**
+ * A submitted turn whose accept could not be synced to disk is withdrawn (failed, or cancelled while
+ * queued), as a `synchronous=FULL` commit whose fsync failed would not have recorded it: its submitter
+ * is answered 500 and may submit again, so this one must not run as well.
+ */
+function withdrawUnsynced(journal: TurnJournal, turnId: string, error: unknown, logger: Logger): ApiError {
+  const cause = `the journal could not be synced to disk (${describeError(error)})`;
+  const reason = { code: "journal_sync_failed", message: cause };
+  let outcome = "it is withdrawn";
+  try {
+    const phase = journal.getTurn(turnId)?.phase;
+    if (phase === "queued" || phase === "accepted") {
+      const to = phase === "queued" ? "cancelled" : "failed";
+      journal.deferDurability(() => journal.transition(turnId, { phase: to, error: reason }));
+    } else {
+      outcome = `it is ${phase} already`;
+    }
+  } catch (withdrawal) {
+    outcome = `withdrawing it failed too (${describeError(withdrawal)})`;
+  }
+  logger.error("turn not accepted: journal sync failed", { turn: turnId, error: cause, outcome });
+  return new ApiError("internal", `turn ${turnId} not accepted: ${cause}; ${outcome}`);
 }
