@@ -51,3 +51,32 @@ test("a turn whose accept cannot be synced to disk is answered 500 and withdrawn
   );
   expect(after.map((turn) => turn.phase)).toEqual(["failed"]);
 }, 60_000);
+
+test("a turn queued behind a running one whose accept cannot be synced is cancelled and answered 500", async () => {
+  // The first turn's model never answers: it stays running while the second is submitted behind it.
+  world = await FlootWorld.create("claude", {
+    steps: [{ response: { events: [{ type: "stall" }] }, repeat: true }],
+  });
+  // One fdatasync goes through (the first turn's accept), every later one fails.
+  await world.startDaemon({ NODE_OPTIONS: `--import ${failingWalSync}`, FAILING_WAL_SYNC_AFTER: "1" });
+  const session = await world.createSession();
+  const first = await world.send(session.id, "[first] hold on");
+  await world.waitForTurn(first.id, (turn) => turn.phase === "running", "the first turn runs");
+
+  const refused = await world.send(session.id, "[queued] after it").then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect((refused as ClientError).status).toBe(500);
+  expect((refused as ClientError).message).toMatch(/not accepted: .*EIO.*; it is withdrawn/);
+  const turns = await world.turns(session.id);
+  expect(turns.map((turn) => turn.phase)).toEqual(["running", "cancelled"]);
+  expect(turns[1]).toMatchObject({ error: { code: "journal_sync_failed" } });
+
+  // The first turn's end is not synced either (logged); the withdrawn one does not start after it.
+  await world.client.request("POST", `/v1/turns/${first.id}/cancel`);
+  await world.waitForEnd(first.id);
+  await sleep(500);
+  expect(world.requestsWith("[queued]")).toBe(0);
+  expect((await world.turns(session.id)).map((turn) => turn.phase)).toEqual(["cancelled", "cancelled"]);
+}, 60_000);
