@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { textReply } from "@bridgeworks/model-double";
-import type { TurnRecord } from "@bridgeworks/protocol";
 import { afterEach, expect, test } from "vitest";
 import { ClientError } from "../src/client/api-client.js";
 import { FlootWorld } from "./daemon-harness.js";
@@ -19,37 +18,34 @@ afterEach(async () => {
   expect(problems).toEqual([]);
 });
 
+/** The error a request the daemon refused rejects with. */
+async function refusal(request: Promise<unknown>): Promise<ClientError> {
+  const error = await request.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(error).toBeInstanceOf(ClientError);
+  return error as ClientError;
+}
+
 test("a turn whose accept cannot be synced to disk is answered 500 and withdrawn: it never runs", async () => {
   world = await FlootWorld.create("claude", { steps: [textReply("[unsynced]", "ran")] });
   await world.startDaemon({ NODE_OPTIONS: `--import ${failingWalSync}` });
   const session = await world.createSession();
 
-  const refused = await world.client
-    .request("POST", `/v1/sessions/${session.id}/turns`, { prompt: "[unsynced] run once" })
-    .then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-  expect(refused).toBeInstanceOf(ClientError);
-  expect((refused as ClientError).status).toBe(500);
-  expect((refused as ClientError).message).toMatch(
+  const refused = await refusal(world.send(session.id, "[unsynced] run once"));
+  expect(refused.status).toBe(500);
+  expect(refused.message).toMatch(
     /not accepted: the journal could not be synced to disk \(.*EIO.*\); it is withdrawn/,
   );
 
-  const { turns } = await world.client.request<{ turns: TurnRecord[] }>(
-    "GET",
-    `/v1/sessions/${session.id}/turns`,
-  );
+  const turns = await world.turns(session.id);
   expect(turns).toHaveLength(1);
   expect(turns[0]).toMatchObject({ phase: "failed", error: { code: "journal_sync_failed" } });
   // Nothing starts it later: the session is free, and the model never heard the prompt.
   await sleep(500);
   expect(world.requestsWith("[unsynced]")).toBe(0);
-  const { turns: after } = await world.client.request<{ turns: TurnRecord[] }>(
-    "GET",
-    `/v1/sessions/${session.id}/turns`,
-  );
-  expect(after.map((turn) => turn.phase)).toEqual(["failed"]);
+  expect((await world.turns(session.id)).map((turn) => turn.phase)).toEqual(["failed"]);
 }, 60_000);
 
 test("a turn queued behind a running one whose accept cannot be synced is cancelled and answered 500", async () => {
@@ -63,12 +59,9 @@ test("a turn queued behind a running one whose accept cannot be synced is cancel
   const first = await world.send(session.id, "[first] hold on");
   await world.waitForTurn(first.id, (turn) => turn.phase === "running", "the first turn runs");
 
-  const refused = await world.send(session.id, "[queued] after it").then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect((refused as ClientError).status).toBe(500);
-  expect((refused as ClientError).message).toMatch(/not accepted: .*EIO.*; it is withdrawn/);
+  const refused = await refusal(world.send(session.id, "[queued] after it"));
+  expect(refused.status).toBe(500);
+  expect(refused.message).toMatch(/not accepted: .*EIO.*; it is withdrawn/);
   const turns = await world.turns(session.id);
   expect(turns.map((turn) => turn.phase)).toEqual(["running", "cancelled"]);
   expect(turns[1]).toMatchObject({ error: { code: "journal_sync_failed" } });

@@ -67,6 +67,17 @@ export function sessionSummary(deps: SessionListDeps, record: SessionRecord): Fl
   return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
 }
 
+/**
+ * The page a list request asks for (a bad parameter is a 400 at once), read from its first turn in the
+ * sliced queue on: eight pages asked at once go a step at a time between the loop's polls, not on arrival.
+ */
+async function readPage(deps: SessionListDeps, request: IncomingMessage) {
+  const query = sessionPageQuery(request);
+  const pause = () => deps.slices.turn();
+  await pause();
+  return deps.journal.listSessionPageInSteps(query, { pause });
+}
+
 /** Sessions an overview summarizes in one step (each: its current turn, options and open requests). */
 const summaryStep = 10;
 
@@ -76,16 +87,12 @@ export async function sendOverview(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const query = sessionPageQuery(request);
-  const pause = () => deps.slices.turn();
-  // Eight pages asked at once are read a step at a time, between the loop's polls, not on arrival.
-  await pause();
-  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(query, { pause });
+  const { sessions, nextCursor } = await readPage(deps, request);
   const summaries: FlootSessionSummary[] = [];
   const secretRequests: FlootOverview["secretRequests"] = [];
   const permissionRequests: PermissionRequest[] = [];
   for (let start = 0; start < sessions.length; start += summaryStep) {
-    if (start > 0) await pause();
+    if (start > 0) await deps.slices.turn();
     // A session's summary and its requests are read in one step: consistent with each other.
     for (const record of sessions.slice(start, start + summaryStep)) {
       summaries.push(sessionSummary(deps, record));
@@ -109,10 +116,7 @@ export async function sendSessionList(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const query = sessionPageQuery(request);
-  const pause = () => deps.slices.turn();
-  await pause();
-  const { sessions, nextCursor } = await deps.journal.listSessionPageInSteps(query, { pause });
+  const { sessions, nextCursor } = await readPage(deps, request);
   const list: FlootSessionList = {
     sessions: sessions.map((record) => deps.sessions.present(record)),
     ...(nextCursor !== undefined && { nextCursor }),
