@@ -170,16 +170,20 @@ export function readSse(response, onData) {
 
 /**
  * Follows a turn from index 0 and records, for each live assistant event, how long after its `at` (when
- * the daemon handed it to the journal) it reached this observer.
+ * the daemon handed it to the journal) it reached this observer; `onLive` hears each such event as it
+ * arrives, `onEnd` the turn's terminal event. Resolves with the number of events seen.
  */
-export async function observe(file, turnId, latencies) {
+export async function observe(file, turnId, latencies, { onLive, onEnd } = {}) {
   const response = await openStream(file, `/v1/turns/${turnId}/follow?from=0`);
   let count = 0;
   await readSse(response, (envelope, receivedAt) => {
     count += 1;
     const type = envelope.event.type;
-    if (type === "assistant.text" || type === "assistant.delta")
+    if (type === "assistant.text" || type === "assistant.delta") {
       latencies.push(receivedAt - Date.parse(envelope.at));
+      onLive?.(turnId, latencies.at(-1));
+    }
+    if (type === "terminal") onEnd?.(turnId);
   });
   return count;
 }

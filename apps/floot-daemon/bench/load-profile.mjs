@@ -3,7 +3,8 @@
 // the real daemon (bench/fake-claude.mjs as the CLI: this measures the daemon). The daemon's event loop
 // is measured inside it by test-harness's event-loop-delay preload (never in the bundle). Every row has
 // its baseline from the same run: the same read, loop and follow with the daemon idle, and the restart
-// of an empty state dir.
+// of an empty state dir. The loaded rows are judged in the steady state (all ten turns streaming), with
+// the ramp-up (their CLIs starting) and the ramp-down printed beside; see `loadPhases`.
 
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
@@ -33,7 +34,8 @@ const fullShape = { sessions: 10_000, turnsPerSession: 10, eventsPerTurn: 10, ru
 const streamingTurns = 10;
 const followersPerTurn = 10;
 const uiClients = 8;
-const deltasPerTurn = 300;
+// Six seconds of deltas a turn: the ten stream at once for about five, after the last CLI's start.
+const deltasPerTurn = 600;
 const deltaGapMs = 10;
 // Five starts of each state dir: the seeded one's first also recovers its running turns (a restart
 // after a crash) and is reported apart as well; the p50 is that of a plain restart.
@@ -130,13 +132,60 @@ function loopWindow(child, file) {
   })();
 }
 
-async function streamTurns(call, sessions, file, latencies, counts) {
+/**
+ * The loaded window's phases, as the followers see them: `rampUp` while the turns are accepted and their
+ * CLIs start (until each turn has streamed a delta), `steady` while all of them stream at once (until
+ * the first one ends), `rampDown` from the first end on. Load tools keep a ramp apart from the steady
+ * state they measure; the profile's goals are about the load it names (ten turns streaming at once),
+ * and the ramps are printed beside them. `onPhase(next, ended)` hears each change at once, in the
+ * follower's callback.
+ */
+function loadPhases(turnCount, onPhase) {
+  const streaming = new Set();
+  const at = { rampUp: now(), steady: undefined, rampDown: undefined };
+  let phase = "rampUp";
+  const enter = (next) => {
+    onPhase(next, phase);
+    phase = next;
+    at[next] = now();
+  };
+  return {
+    at,
+    get phase() {
+      return phase;
+    },
+    onLive(turnId) {
+      if (phase !== "rampUp") return;
+      streaming.add(turnId);
+      if (streaming.size === turnCount) enter("steady");
+    },
+    onEnd() {
+      if (phase !== "rampDown") enter("rampDown");
+    },
+    /** The phase a sample taken at `time` (ms since the epoch) belongs to. */
+    of(time) {
+      if (at.steady === undefined || time < at.steady) return "rampUp";
+      return at.rampDown === undefined || time < at.rampDown ? "steady" : "rampDown";
+    },
+  };
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+/** `samples` split by phase, each `{ phase: [value, ...] }`, from `[time, value]` pairs. */
+function byPhase(phases, samples) {
+  const split = { rampUp: [], steady: [], rampDown: [] };
+  for (const [time, value] of samples) split[phases.of(time)].push(value);
+  return split;
+}
+
+async function streamTurns(call, sessions, file, latencies, counts, watch = {}) {
   const turns = await Promise.all(
     sessions.map((session) => call("POST", `/v1/sessions/${session.id}/turns`, { prompt: "stream" })),
   );
   const followers = turns.flatMap((turn) =>
     Array.from({ length: followersPerTurn }, async () =>
-      counts.push(await observe(file, turn.id, latencies)),
+      counts.push(await observe(file, turn.id, latencies, watch)),
     ),
   );
   // Its followers see the end as it happens: polling for it at 5 ms from ten waiters was most of the
@@ -199,11 +248,11 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice, cli
 
     // Idle: the same read, the loop, and one turn followed by one observer. The journal's checkpoint
     // worker starts 1 s after the first commit and checkpoints 1 s after the last: the baseline is taken
-    // after both, of a daemon at rest. As many reads as the loaded window takes (~650-700): the two
-    // p99s are then the same order statistic (the 7th-worst), not the 3rd-worst of 300 against it.
+    // after both, of a daemon at rest. As many reads as the steady state takes (~750-850): the two
+    // p99s are then the same order statistic (the 8th-worst), not the 3rd-worst of 300 against it.
     await sleep(2_500);
     await loopWindow(child, loopFile);
-    const idleReads = await oneSessionReads(file, probe, { count: 700 }).samples;
+    const idleReads = (await oneSessionReads(file, probe, { count: 800 }).samples).map(([, ms]) => ms);
     const idleLoop = await loopWindow(child, loopFile);
     const idleFollow = [];
     const idleCounts = [];
@@ -221,45 +270,79 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice, cli
     const reads = oneSessionReads(file, probe);
     await sleep(200);
     await loopWindow(child, loopFile);
+    const loops = {};
+    const follow = { rampUp: [], steady: [], rampDown: [] };
+    const phases = loadPhases(sessions.length, (_next, ended) => {
+      loops[ended] = loopWindow(child, loopFile);
+    });
     const loadedFollow = [];
     const loadedCounts = [];
-    const phases = await streamTurns(call, sessions, file, loadedFollow, loadedCounts);
-    const loadedLoop = await loopWindow(child, loopFile);
+    const turnPhases = await streamTurns(call, sessions, file, loadedFollow, loadedCounts, {
+      onLive: (turnId, ms) => {
+        phases.onLive(turnId);
+        follow[phases.phase].push(ms);
+      },
+      onEnd: () => phases.onEnd(),
+    });
+    loops.rampDown = loopWindow(child, loopFile);
+    if (phases.at.steady === undefined)
+      throw new Error(
+        "load profile: a turn ended before every turn had streamed: no steady state to measure",
+      );
     stop.stopped = true;
     reads.stop();
     const [loadedReads] = await Promise.all([reads.samples, ...clients]);
+    const loop = Object.fromEntries(
+      await Promise.all(Object.entries(loops).map(async ([phase, window]) => [phase, await window])),
+    );
+    const read = byPhase(phases, loadedReads);
 
     const idleRead = stats(idleReads);
-    const loadedRead = stats(loadedReads);
+    const steadyRead = stats(read.steady);
     const idleObs = stats(idleFollow);
-    const loadedObs = stats(loadedFollow);
+    const steadyObs = stats(follow.steady);
+    const wholeRead = stats(loadedReads.map(([, ms]) => ms));
+    const wholeObs = stats(loadedFollow);
     const empty = stats(emptyReady);
     const full = stats(fullReady);
     return {
       journal: { scale, ...seeded, runningTurns: seeded.runningTurns.length, seedMs },
       cliNice: cliNice ?? "default",
       cliStarts: cliStarts ?? "default (the cores)",
-      eventLoopDelayMs: { idle: idleLoop, loaded: loadedLoop, goal: "loaded p99 < 10" },
-      // The daemon's own CPU time while loaded, per event it delivered to a follower: the cost of the
-      // work, comparable across runs on a shared machine where the delays above are not.
+      // When each phase began, in ms after the first turn was submitted.
+      phasesMs: {
+        steady: Math.round(phases.at.steady - phases.at.rampUp),
+        rampDown: Math.round(phases.at.rampDown - phases.at.rampUp),
+      },
+      eventLoopDelayMs: { idle: idleLoop, ...loop, goal: "steady p99 < 10" },
+      // The daemon's own CPU time in the steady state, per event it delivered to a follower: the cost of
+      // the work, comparable across runs on a shared machine where the delays above are not.
       daemonCpu: {
-        loadedMs: loadedLoop.cpuMs,
-        loadedWallMs: loadedLoop.wallMs,
-        coreShare: ratio(loadedLoop.cpuMs, loadedLoop.wallMs),
-        perDeliveredEventUs: Math.round((loadedLoop.cpuMs * 1000) / loadedFollow.length),
+        steadyMs: loop.steady.cpuMs,
+        steadyWallMs: loop.steady.wallMs,
+        coreShare: ratio(loop.steady.cpuMs, loop.steady.wallMs),
+        perDeliveredEventUs: Math.round((loop.steady.cpuMs * 1000) / follow.steady.length),
       },
       oneSessionReadMs: {
         idle: idleRead,
-        loaded: loadedRead,
-        ratioP99: ratio(loadedRead.p99, idleRead.p99),
-        goal: "loaded p99 within 3x of idle",
+        steady: steadyRead,
+        rampUp: stats(read.rampUp),
+        rampDown: stats(read.rampDown),
+        wholeWindow: wholeRead,
+        ratioP99: ratio(steadyRead.p99, idleRead.p99),
+        ratioP99WholeWindow: ratio(wholeRead.p99, idleRead.p99),
+        goal: "steady p99 within 3x of idle",
       },
       followCommitToObserverMs: {
         idleOneObserver: idleObs,
-        loaded: { observers: streamingTurns * followersPerTurn, ...loadedObs },
+        observers: streamingTurns * followersPerTurn,
+        steady: steadyObs,
+        rampUp: stats(follow.rampUp),
+        rampDown: stats(follow.rampDown),
+        wholeWindow: wholeObs,
         eventsPerObserver: stats(loadedCounts).p50,
-        ratioP99: ratio(loadedObs.p99, idleObs.p99),
-        goal: "loaded p99 < 20",
+        ratioP99: ratio(steadyObs.p99, idleObs.p99),
+        goal: "steady p99 < 20",
       },
       restartToReadyMs: {
         emptyStateDir: empty,
@@ -276,7 +359,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice, cli
         streamingTurns,
         deltasPerTurn,
         deltaGapMs,
-        turnPhases: phases,
+        turnPhases,
       },
     };
   } finally {
