@@ -183,10 +183,12 @@ describe("attack 2: another user binds the dead daemon's port", () => {
     expect(received).not.toContain(token);
     expect(received).toBe("");
     expect(listener.stderr()).not.toContain("connection");
-    // Each command failed, saying the daemon is not reachable (its socket is dead).
+    // Each command failed, saying the daemon is not running (its socket is dead) and how to start one.
     for (const result of [submitted, listed, opened]) {
       expect(result.code, result.stderr).toBe(1);
-      expect(result.stderr).toContain("is not reachable");
+      expect(result.stderr).toContain("is not reachable (connect ECONNREFUSED");
+      expect(result.stderr).toContain("it is not running");
+      expect(result.stderr).toContain("start one with: floot daemon");
     }
 
     // Nor can the attacker serve the victim's socket: its dir is the victim's, 0700.

@@ -129,16 +129,24 @@ export class FlootClient {
         },
         resolve,
       );
-      request.on("error", (error) =>
-        reject(
-          signal?.aborted
-            ? error
-            : new ClientError(`the floot daemon at ${this.socketPath} is not reachable (${error.message})`),
-        ),
-      );
+      request.on("error", (error) => reject(signal?.aborted ? error : unreachable(this.socketPath, error)));
       request.end(payload);
     });
   }
+}
+
+/**
+ * A daemon that was killed (SIGKILL, a crash, the machine going down) leaves its socket file behind
+ * with nothing listening on it: that is said as such, with what to do.
+ */
+function unreachable(socketPath: string, error: NodeJS.ErrnoException): ClientError {
+  const stale = error.code === "ECONNREFUSED" || error.code === "ENOENT";
+  return new ClientError(
+    `the floot daemon at ${socketPath} is not reachable (${error.message})` +
+      (stale
+        ? "; it is not running (it stopped without closing its socket); start one with: floot daemon"
+        : ""),
+  );
 }
 
 function errorOf(status: number, value: unknown): ClientError {
