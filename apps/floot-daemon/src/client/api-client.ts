@@ -5,7 +5,7 @@ import {
   type FlootDaemonStatus,
   type TurnEventEnvelope,
 } from "@bridgeworks/protocol";
-import { ClientError } from "./client-error.js";
+import { ClientError, startDaemonHint } from "./client-error.js";
 
 export { ClientError } from "./client-error.js";
 export { checkSocket, locateDaemonSocket } from "./daemon-socket.js";
@@ -143,9 +143,7 @@ function unreachable(socketPath: string, error: NodeJS.ErrnoException): ClientEr
   const stale = error.code === "ECONNREFUSED" || error.code === "ENOENT";
   return new ClientError(
     `the floot daemon at ${socketPath} is not reachable (${error.message})` +
-      (stale
-        ? "; it is not running (it stopped without closing its socket); start one with: floot daemon"
-        : ""),
+      (stale ? `; it is not running (it stopped without closing its socket); ${startDaemonHint}` : ""),
   );
 }
 

@@ -7,3 +7,6 @@ export class ClientError extends Error {
     super(message);
   }
 }
+
+/** What a command that found no daemon running tells its user to do. */
+export const startDaemonHint = "start one with: floot daemon";

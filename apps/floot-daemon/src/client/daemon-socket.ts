@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { FlootDaemonFile } from "@bridgeworks/protocol";
 import { currentUid, privateDirProblem } from "../private-dir.js";
 import { daemonFileName } from "../state-dir.js";
-import { ClientError } from "./client-error.js";
+import { ClientError, startDaemonHint } from "./client-error.js";
 
 /**
  * The API socket of the daemon on `stateDir`, checked before anything is sent to it: the state dir and
@@ -41,7 +41,7 @@ export function checkSocket(socket: string, uid = currentUid()): string {
   const stats = lstatOrUndefined(socket);
   if (stats === undefined)
     throw new ClientError(
-      `the floot daemon is not running (its socket ${socket} is gone); start one with: floot daemon`,
+      `the floot daemon is not running (its socket ${socket} is gone); ${startDaemonHint}`,
     );
   if (!stats.isSocket()) throw new ClientError(`${socket} is not a socket; refusing to connect`);
   if (stats.uid !== uid)
@@ -52,9 +52,7 @@ export function checkSocket(socket: string, uid = currentUid()): string {
 }
 
 function missingDaemon(stateDir: string, path: string): ClientError {
-  return new ClientError(
-    `no floot daemon runs on ${stateDir} (${path} is missing); start one with: floot daemon`,
-  );
+  return new ClientError(`no floot daemon runs on ${stateDir} (${path} is missing); ${startDaemonHint}`);
 }
 
 function lstatOrUndefined(path: string): Stats | undefined {
