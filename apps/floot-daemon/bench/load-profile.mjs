@@ -137,15 +137,15 @@ function loopWindow(child, file) {
  * CLIs start (until each turn has streamed a delta), `steady` while all of them stream at once (until
  * the first one ends), `rampDown` from the first end on. Load tools keep a ramp apart from the steady
  * state they measure; the profile's goals are about the load it names (ten turns streaming at once),
- * and the ramps are printed beside them. `onPhase(next, ended)` hears each change at once, in the
+ * and the ramps are printed beside them. `onPhaseEnd(phase)` hears each phase end at once, in the
  * follower's callback.
  */
-function loadPhases(turnCount, onPhase) {
+function loadPhases(turnCount, onPhaseEnd) {
   const streaming = new Set();
   const at = { rampUp: now(), steady: undefined, rampDown: undefined };
   let phase = "rampUp";
   const enter = (next) => {
-    onPhase(next, phase);
+    onPhaseEnd(phase);
     phase = next;
     at[next] = now();
   };
@@ -272,7 +272,7 @@ export async function loadProfile(root, { scale = 1, cpuProfileDir, cliNice, cli
     await loopWindow(child, loopFile);
     const loops = {};
     const follow = { rampUp: [], steady: [], rampDown: [] };
-    const phases = loadPhases(sessions.length, (_next, ended) => {
+    const phases = loadPhases(sessions.length, (ended) => {
       loops[ended] = loopWindow(child, loopFile);
     });
     const loadedFollow = [];
