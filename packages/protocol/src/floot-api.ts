@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SandboxAvailability, SessionSandbox } from "./confinement.js";
 import { ControlToken } from "./control.js";
 import { lazySchema } from "./lazy-schema.js";
 import { PermissionRequest } from "./permission.js";
@@ -64,6 +65,8 @@ export const FlootSessionOptions = lazySchema(() =>
      * unset waits indefinitely (bounded only by the tool timeout, `FLOOT_TOOL_TIMEOUT_MS`).
      */
     permissionTimeoutMs: z.number().int().positive().max(2_147_483_647).optional(),
+    /** The OS sandbox its turns' commands run in; absent: on, no network, the workspace writable. */
+    sandbox: SessionSandbox.optional(),
   }),
 );
 export type FlootSessionOptions = z.infer<typeof FlootSessionOptions>;
@@ -102,6 +105,8 @@ export const FlootSession = lazySchema(() =>
     permissionTimeoutMs: FlootSessionOptions.shape.permissionTimeoutMs,
     /** The tools whose calls count as effect-free for this session (the default list unless overridden). */
     effectFreeTools: z.array(z.string()),
+    /** The sandbox in force (the default filled in). */
+    sandbox: SessionSandbox,
   }),
 );
 export type FlootSession = z.infer<typeof FlootSession>;
@@ -257,6 +262,7 @@ export const FlootApiErrorCode = lazySchema(() =>
     "payload_too_large",
     "unsupported_media_type",
     "conflict",
+    "sandbox_unavailable",
     "internal",
   ]),
 );
@@ -294,6 +300,8 @@ export const FlootBackendStatus = lazySchema(() =>
     }),
     /** How to install it (and point the daemon at it). */
     installHint: z.string(),
+    /** Whether its sandbox can confine a session's commands here (sessions are confined by default). */
+    sandbox: SandboxAvailability,
   }),
 );
 export type FlootBackendStatus = z.infer<typeof FlootBackendStatus>;

@@ -1,6 +1,7 @@
 export * from "./board.js";
 export * from "./claude-hooks.js";
 export * from "./cli-spawner.js";
+export * from "./confinement.js";
 export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DecisionActor } from "./confinement.js";
 import { lazySchema } from "./lazy-schema.js";
 import { JournalId } from "./turn.js";
 
@@ -78,6 +79,8 @@ export const PermissionRequest = lazySchema(() =>
     ...PermissionRequestDraft.shape,
     status: PermissionRequestStatus,
     decision: PermissionDecision.optional(),
+    /** Who decided (with the decision). */
+    decidedBy: DecisionActor.optional(),
     createdAt: IsoTimestamp,
     updatedAt: IsoTimestamp,
     decidedAt: IsoTimestamp.optional(),

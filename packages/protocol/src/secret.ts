@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DecisionActor } from "./confinement.js";
 import { lazySchema } from "./lazy-schema.js";
 import { JournalId } from "./turn.js";
 
@@ -55,6 +56,8 @@ export const SecretRequest = lazySchema(() =>
     createdAt: IsoTimestamp,
     updatedAt: IsoTimestamp,
     resolvedAt: IsoTimestamp.optional(),
+    /** Who submitted the value (never the value). */
+    submittedBy: DecisionActor.optional(),
   }),
 );
 export type SecretRequest = z.infer<typeof SecretRequest>;

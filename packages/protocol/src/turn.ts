@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DecisionActor } from "./confinement.js";
 import { lazySchema } from "./lazy-schema.js";
 
 /**
@@ -290,6 +291,8 @@ export const SecretResolvedEvent = lazySchema(() =>
     type: z.literal("secret.resolved"),
     requestId: JournalId,
     status: z.enum(["submitted", "cancelled", "expired", "orphaned"]),
+    /** For `submitted`: who answered. */
+    by: DecisionActor.optional(),
   }),
 );
 export type SecretResolvedEvent = z.infer<typeof SecretResolvedEvent>;
@@ -320,6 +323,8 @@ export const PermissionResolvedEvent = lazySchema(() =>
     rule: z.string().optional(),
     /** For `denied`: what the model is told. */
     message: z.string().optional(),
+    /** For `allowed` and `denied`: who decided. */
+    by: DecisionActor.optional(),
   }),
 );
 export type PermissionResolvedEvent = z.infer<typeof PermissionResolvedEvent>;

@@ -1,6 +1,7 @@
 import {
   BackendEvent,
   type CliProcess,
+  DecisionActor,
   isActiveTurnPhase,
   isTerminalTurnPhase,
   JournalId,
@@ -694,6 +695,7 @@ export class TurnJournal {
         created_at: now,
         updated_at: now,
         resolved_at: null,
+        submitted_by: null,
       });
       this.#changeTurn(turn, {
         phase: "awaiting_secret",
@@ -710,8 +712,10 @@ export class TurnJournal {
    * commits with it and the turn returns to `running` once none of its requests is pending. The secret
    * itself stays with the caller. Resolving again to the same status is a no-op.
    */
-  resolveSecretRequest(requestId: string, resolution: SecretResolution): SecretRequest {
+  /** `by`: who answered, for a submission (the actor is journaled with it). */
+  resolveSecretRequest(requestId: string, resolution: SecretResolution, by?: DecisionActor): SecretRequest {
     const status = parseInput(SecretResolution, resolution, "resolution");
+    const actor = by === undefined ? undefined : parseInput(DecisionActor, by, "by");
     this.flush();
     const touched = this.#transaction(() => {
       const request = this.#requireSecretRequestRow(requestId);
@@ -723,14 +727,15 @@ export class TurnJournal {
         );
       }
       const now = this.#clock.now();
-      this.#sql.resolveSecretRequest.run(status, now, now, requestId);
+      const byJson = actor === undefined ? null : JSON.stringify(actor);
+      this.#sql.resolveSecretRequest.run(status, now, now, byJson, requestId);
       this.#changedSessions.add(request.session_id);
       if (request.status === "orphaned") return [];
       const turn = this.#requireTurnRow(request.turn_id);
       const stillPending = this.#sql.pendingSecretRequestsOfTurn.all(turn.id).length > 0;
       this.#changeTurn(turn, {
         ...(turn.phase === "awaiting_secret" && !stillPending && { phase: "running" }),
-        events: [{ type: "secret.resolved", requestId, status }],
+        events: [{ type: "secret.resolved", requestId, status, ...(actor !== undefined && { by: actor }) }],
       });
       return [turn.id];
     });
@@ -812,8 +817,14 @@ export class TurnJournal {
    * Records a human's decision on a pending or orphaned request; "allow for this session" adds its rule
    * to the session in the same transaction. The decision is applied later (`applyPermissionDecision`).
    */
-  decidePermissionRequest(requestId: string, decision: PermissionDecision): PermissionRequest {
+  /** `by`: who decided, journaled with the decision and its `permission.resolved` event. */
+  decidePermissionRequest(
+    requestId: string,
+    decision: PermissionDecision,
+    by: DecisionActor,
+  ): PermissionRequest {
     const valid = parseInput(PermissionDecision, decision, "decision");
+    const actor = parseInput(DecisionActor, by, "by");
     if (valid.behavior === "allow" && valid.scope === "session" && valid.rule === undefined) {
       throw new JournalError("invalid_input", "decision.rule: allowing for the session needs a rule");
     }
@@ -828,7 +839,7 @@ export class TurnJournal {
       }
       const now = this.#clock.now();
       const status = valid.behavior === "allow" ? "allowed" : "denied";
-      this.#permissions.decide.run(status, JSON.stringify(valid), now, now, requestId);
+      this.#permissions.decide.run(status, JSON.stringify(valid), now, now, JSON.stringify(actor), requestId);
       const rule = valid.behavior === "allow" && valid.scope === "session" ? valid.rule : undefined;
       if (rule !== undefined) this.#permissions.addRule.run(request.session_id, rule, now);
       this.#changedSessions.add(request.session_id);
@@ -842,6 +853,7 @@ export class TurnJournal {
             status,
             ...(rule !== undefined && { rule }),
             ...(valid.behavior === "deny" && valid.message !== undefined && { message: valid.message }),
+            by: actor,
           },
         ],
       });
@@ -912,6 +924,11 @@ export class TurnJournal {
     const rows =
       sessionId === undefined ? this.#permissions.open.all() : this.#permissions.openOfSession.all(sessionId);
     return rows.map(toPermissionRequest);
+  }
+
+  /** The `limit` newest requests whatever their status (decided ones with who decided), newest first. */
+  listRecentPermissionRequests(limit: number): PermissionRequest[] {
+    return this.#permissions.recent.all(limit).map(toPermissionRequest);
   }
 
   /** The rules "allow for this session" added, in the order they were added. */
@@ -1176,7 +1193,7 @@ export class TurnJournal {
   #closeSecretRequests(turnId: string, status: "orphaned" | "cancelled"): TurnEvent[] {
     const now = this.#clock.now();
     return this.#sql.pendingSecretRequestsOfTurn.all(turnId).map((request) => {
-      this.#sql.resolveSecretRequest.run(status, now, status === "orphaned" ? null : now, request.id);
+      this.#sql.resolveSecretRequest.run(status, now, status === "orphaned" ? null : now, null, request.id);
       return { type: "secret.resolved", requestId: request.id, status };
     });
   }

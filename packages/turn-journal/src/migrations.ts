@@ -217,6 +217,15 @@ const migrations: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'turn_events: the turn has ended'); END;
     `,
   },
+  {
+    version: 7,
+    // Who decided: a permission request's decision and a secret's submission name their actor (the
+    // signed-in page, or the local process behind the connection), as JSON.
+    sql: `
+      ALTER TABLE permission_requests ADD COLUMN decided_by TEXT;
+      ALTER TABLE secret_requests ADD COLUMN submitted_by TEXT;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -1,4 +1,9 @@
-import type { PermissionDecision, PermissionRequest, PermissionRequestStatus } from "@bridgeworks/protocol";
+import type {
+  DecisionActor,
+  PermissionDecision,
+  PermissionRequest,
+  PermissionRequestStatus,
+} from "@bridgeworks/protocol";
 import type { Database } from "better-sqlite3";
 import { isoTime } from "./clock.js";
 import type { Query } from "./statements.js";
@@ -19,6 +24,7 @@ export interface PermissionRequestRow {
   updated_at: number;
   decided_at: number | null;
   applied_at: number | null;
+  decided_by: string | null;
 }
 
 export function toPermissionRequest(row: PermissionRequestRow): PermissionRequest {
@@ -38,6 +44,7 @@ export function toPermissionRequest(row: PermissionRequestRow): PermissionReques
     updatedAt: isoTime(row.updated_at),
     ...(row.decided_at !== null && { decidedAt: isoTime(row.decided_at) }),
     ...(row.applied_at !== null && { appliedAt: isoTime(row.applied_at) }),
+    ...(row.decided_by !== null && { decidedBy: JSON.parse(row.decided_by) as DecisionActor }),
   };
 }
 
@@ -48,11 +55,12 @@ export interface PermissionStatements {
   byId: Query<[string], Row>;
   byToolCall: Query<[string, string], Row>;
   open: Query<[], Row>;
+  recent: Query<[number], Row>;
   openOfSession: Query<[string], Row>;
   pendingOfTurn: Query<[string], Row>;
   unapplied: Query<[string, string, string], Row>;
   setStatus: Query<[PermissionRequestStatus, number, string]>;
-  decide: Query<[PermissionRequestStatus, string, number, number, string]>;
+  decide: Query<[PermissionRequestStatus, string, number, number, string, string]>;
   apply: Query<[number, number, string]>;
   rules: Query<[string], string>;
   addRule: Query<[string, string, number]>;
@@ -74,6 +82,8 @@ export function preparePermissionStatements(db: Database): PermissionStatements 
     open: rows(
       "SELECT * FROM permission_requests WHERE status IN ('pending', 'orphaned') ORDER BY created_at, id",
     ),
+    // Ids are UUIDv7: the primary key's order is the order they were asked in.
+    recent: rows("SELECT * FROM permission_requests ORDER BY id DESC LIMIT ?"),
     openOfSession: rows(
       `SELECT * FROM permission_requests
        WHERE session_id = ? AND status IN ('pending', 'orphaned') ORDER BY created_at, id`,
@@ -88,8 +98,9 @@ export function preparePermissionStatements(db: Database): PermissionStatements 
     setStatus: db.prepare<[PermissionRequestStatus, number, string]>(
       "UPDATE permission_requests SET status = ?, updated_at = ? WHERE id = ?",
     ),
-    decide: db.prepare<[PermissionRequestStatus, string, number, number, string]>(
-      "UPDATE permission_requests SET status = ?, decision = ?, decided_at = ?, updated_at = ? WHERE id = ?",
+    decide: db.prepare<[PermissionRequestStatus, string, number, number, string, string]>(
+      `UPDATE permission_requests SET status = ?, decision = ?, decided_at = ?, updated_at = ?, decided_by = ?
+       WHERE id = ?`,
     ),
     apply: db.prepare<[number, number, string]>(
       "UPDATE permission_requests SET applied_at = ?, updated_at = ? WHERE id = ? AND applied_at IS NULL",

@@ -1,5 +1,6 @@
 import type {
   Backend,
+  DecisionActor,
   SecretRequest,
   SecretRequestStatus,
   SessionRecord,
@@ -63,6 +64,7 @@ export interface SecretRequestRow {
   created_at: number;
   updated_at: number;
   resolved_at: number | null;
+  submitted_by: string | null;
 }
 
 export interface ToolGateRow {
@@ -140,6 +142,7 @@ export function toSecretRequest(row: SecretRequestRow): SecretRequest {
     createdAt: isoTime(row.created_at),
     updatedAt: isoTime(row.updated_at),
     ...(row.resolved_at !== null && { resolvedAt: isoTime(row.resolved_at) }),
+    ...(row.submitted_by !== null && { submittedBy: JSON.parse(row.submitted_by) as DecisionActor }),
   };
 }
 

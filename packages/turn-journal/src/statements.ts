@@ -173,8 +173,8 @@ export function prepareStatements(db: Database) {
       `SELECT * FROM secret_requests WHERE session_id = ? AND status IN ('pending', 'orphaned')
        ORDER BY created_at, id`,
     ),
-    resolveSecretRequest: query<[string, number, number | null, string]>(
-      "UPDATE secret_requests SET status = ?, updated_at = ?, resolved_at = ? WHERE id = ?",
+    resolveSecretRequest: query<[string, number, number | null, string | null, string]>(
+      "UPDATE secret_requests SET status = ?, updated_at = ?, resolved_at = ?, submitted_by = ? WHERE id = ?",
     ),
   };
 }

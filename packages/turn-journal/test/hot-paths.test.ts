@@ -14,6 +14,8 @@ const boundedScans: Readonly<Record<string, RegExp>> = {
   openSecretRequests: /^SCAN secret_requests USING INDEX secret_requests_open$/,
   open: /^SCAN permission_requests USING INDEX permission_requests_open$/,
   openOfSession: /^SCAN permission_requests USING INDEX permission_requests_open$/,
+  // The newest N (LIMIT), walking the primary key from its end.
+  recent: /^SCAN permission_requests USING INDEX sqlite_autoindex_permission_requests_1$/,
 };
 
 function queryPlan(db: Database.Database, sql: string): string[] {

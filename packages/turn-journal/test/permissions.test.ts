@@ -1,6 +1,9 @@
-import { PermissionRequest, type PermissionRequestDraft } from "@bridgeworks/protocol";
+import { type DecisionActor, PermissionRequest, type PermissionRequestDraft } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
 import { createTestJournal, eventTypes, runningTurn } from "./helpers.js";
+
+/** A person at the CLI, as the daemon identifies one. */
+const person: DecisionActor = { via: "socket", peer: { pid: 4242, uid: 1000, executable: "/usr/bin/node" } };
 
 const draft: PermissionRequestDraft = {
   toolCallKey: "toolu_01A",
@@ -29,16 +32,27 @@ describe("permission requests", () => {
     const turn = runningTurn(journal);
     const request = journal.requestPermission(turn.id, draft);
     expect(() =>
-      journal.decidePermissionRequest(request.id, { behavior: "allow", scope: "session" }),
+      journal.decidePermissionRequest(request.id, { behavior: "allow", scope: "session" }, person),
     ).toThrow(/needs a rule/);
-    const decided = journal.decidePermissionRequest(request.id, {
-      behavior: "allow",
-      scope: "session",
-      rule: "Bash(npm test:*)",
+    const decided = journal.decidePermissionRequest(
+      request.id,
+      {
+        behavior: "allow",
+        scope: "session",
+        rule: "Bash(npm test:*)",
+      },
+      person,
+    );
+    expect(decided).toMatchObject({
+      status: "allowed",
+      decision: { rule: "Bash(npm test:*)" },
+      decidedBy: person,
     });
-    expect(decided).toMatchObject({ status: "allowed", decision: { rule: "Bash(npm test:*)" } });
+    const resolved = journal.readEvents(turn.id).find((each) => each.event.type === "permission.resolved");
+    expect(resolved?.event).toMatchObject({ status: "allowed", by: person });
+    expect(journal.listRecentPermissionRequests(10)).toEqual([journal.getPermissionRequest(request.id)]);
     expect(journal.listSessionRules(turn.sessionId)).toEqual(["Bash(npm test:*)"]);
-    expect(() => journal.decidePermissionRequest(request.id, { behavior: "deny" })).toThrow(
+    expect(() => journal.decidePermissionRequest(request.id, { behavior: "deny" }, person)).toThrow(
       /already allowed/,
     );
     expect(journal.findUnappliedPermissionDecision(turn.sessionId, "Bash", draft.inputDigest)?.id).toBe(
@@ -63,7 +77,7 @@ describe("permission requests", () => {
     expect(journal.getPermissionRequest(orphan.id)?.status).toBe("orphaned");
     expect(journal.listOpenPermissionRequests().map((r) => r.id)).toEqual([orphan.id]);
     // Still decidable: its decision waits for the retry's identical call.
-    journal.decidePermissionRequest(orphan.id, { behavior: "deny", message: "no" });
+    journal.decidePermissionRequest(orphan.id, { behavior: "deny", message: "no" }, person);
     expect(journal.getPermissionRequest(orphan.id)).toMatchObject({
       status: "denied",
       decision: { message: "no" },
@@ -73,7 +87,9 @@ describe("permission requests", () => {
     const cancelled = journal.requestPermission(second.id, { ...draft, toolCallKey: "toolu_02" });
     journal.transition(second.id, { phase: "completed" });
     expect(journal.getPermissionRequest(cancelled.id)?.status).toBe("cancelled");
-    expect(() => journal.decidePermissionRequest(cancelled.id, { behavior: "deny" })).toThrow(/cancelled/);
+    expect(() => journal.decidePermissionRequest(cancelled.id, { behavior: "deny" }, person)).toThrow(
+      /cancelled/,
+    );
     expect(journal.listOpenPermissionRequests()).toEqual([]);
     expect(journal.checkConsistency()).toEqual([]);
   });
@@ -89,7 +105,7 @@ describe("permission requests", () => {
     expect(heard).toEqual([turn.sessionId, other.sessionId]);
     expect(journal.listOpenPermissionRequests(turn.sessionId).map((r) => r.id)).toEqual([asked.id]);
     expect(journal.listOpenPermissionRequests(other.sessionId).map((r) => r.id)).toEqual([waiting.id]);
-    journal.decidePermissionRequest(asked.id, { behavior: "deny" });
+    journal.decidePermissionRequest(asked.id, { behavior: "deny" }, person);
     journal.expirePermissionRequest(waiting.id);
     expect(heard).toEqual([turn.sessionId, other.sessionId, turn.sessionId, other.sessionId]);
     expect(journal.listOpenPermissionRequests(turn.sessionId)).toEqual([]);

@@ -1,6 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { SecretRequest, type SecretRequestDraft, type SecretResolution } from "@bridgeworks/protocol";
+import {
+  type DecisionActor,
+  SecretRequest,
+  type SecretRequestDraft,
+  type SecretResolution,
+} from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
 import { describe, expect, expectTypeOf, test } from "vitest";
 import type { TurnJournal } from "../src/journal.js";
@@ -196,9 +201,9 @@ describe("secret values never reach the journal", () => {
     } finally {
       db.close();
     }
-    // Checked by `tsc -p test`: the only inputs are metadata and a status.
+    // Checked by `tsc -p test`: the only inputs are metadata, a status and who answered.
     expectTypeOf<Parameters<TurnJournal["resolveSecretRequest"]>>().toEqualTypeOf<
-      [requestId: string, resolution: SecretResolution]
+      [requestId: string, resolution: SecretResolution, by?: DecisionActor]
     >();
     expectTypeOf<keyof SecretRequestDraft>().toEqualTypeOf<"toolCallKey" | "name" | "prompt">();
   });
