@@ -1,5 +1,6 @@
 import type { Backend, BackendEvent, TurnError } from "@bridgeworks/protocol";
 import type { CliExit, CliLaunch } from "./cli-process.js";
+import type { ConfinementSpec } from "./confinement.js";
 
 /** How a turn's CLI reaches the daemon's MCP server: a stdio command (the shim) the CLI starts itself. */
 export interface McpMount {
@@ -61,6 +62,8 @@ export interface TurnSpec {
   conversation?: ConversationRef;
   mcp?: McpSpec;
   gate?: ToolGateSpec;
+  /** The CLI's own sandbox around every command; absent: the turn runs unconfined. */
+  confinement?: ConfinementSpec;
 }
 
 /** Everything needed to spawn one turn; built before spawning so the daemon can journal it first. */

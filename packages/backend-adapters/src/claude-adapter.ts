@@ -3,6 +3,7 @@ import { existsSync, realpathSync } from "node:fs";
 import type { BackendAdapter, McpSpec, PreparedTurn, ToolGateSpec, TurnSpec } from "./backend-adapter.js";
 import { claudeConfigDir, claudeTranscriptPath } from "./claude-transcript.js";
 import { createClaudeTranslator } from "./claude-translator.js";
+import { claudeConfinementSettings } from "./confinement.js";
 import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
 import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
 import { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
@@ -45,7 +46,7 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * limit, and `--allowedTools` is variadic: a prompt after it would be read as a tool name). The
  * session UUID is the daemon's: `--session-id` while no transcript exists, `--resume` once one does.
  * A `gate` becomes a `PreToolUse` hook in the turn's own `--settings` (never without hooks: `--bare`
- * would skip it).
+ * would skip it), and a `confinement` its `sandbox` and file tools' deny rules in the same settings.
  */
 export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): BackendAdapter {
   const command = options.command ?? "claude";
@@ -75,7 +76,11 @@ export function createClaudeAdapter(options: ClaudeAdapterOptions = {}): Backend
       if (options.model !== undefined) args.push("--model", options.model);
       const allowedTools = [...(turn.mcp ? mcpArgs(turn.mcp, args) : []), ...(options.allowedTools ?? [])];
       if (allowedTools.length > 0) args.push("--allowedTools", allowedTools.join(","));
-      if (turn.gate) args.push("--settings", JSON.stringify(gateSettings(turn.gate)));
+      const settings = {
+        ...(turn.gate && gateSettings(turn.gate)),
+        ...(turn.confinement && claudeConfinementSettings(turn.confinement, turn.cwd)),
+      };
+      if (Object.keys(settings).length > 0) args.push("--settings", JSON.stringify(settings));
       args.push(...(options.extraArgs ?? []));
 
       return {

@@ -1,5 +1,6 @@
 import type { BackendAdapter, McpSpec, PreparedTurn, ToolGateSpec, TurnSpec } from "./backend-adapter.js";
 import { createCodexTranslator } from "./codex-translator.js";
+import { codexConfinementOverrides } from "./confinement.js";
 import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
 import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
 import { tomlInlineTable, tomlString, tomlStringArray } from "./toml.js";
@@ -34,7 +35,7 @@ const threadIdPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
  * stdin (`-`), so exec neither waits for nor appends extra stdin and argv length is no limit. The
  * thread id is unknown until `thread.started`, the first line, which the translator reports as
  * `backend.started`. A `gate` becomes a `PreToolUse` hook in `-c` overrides (the turn's own
- * configuration layer, never the user's files).
+ * configuration layer, never the user's files), and a `confinement` a permission profile there too.
  */
 export function createCodexAdapter(options: CodexAdapterOptions = {}): BackendAdapter {
   const command = options.command ?? "codex";
@@ -54,6 +55,7 @@ export function createCodexAdapter(options: CodexAdapterOptions = {}): BackendAd
         ...(options.configOverrides ?? []),
         ...(turn.mcp ? mcpOverrides(turn.mcp) : []),
         ...(turn.gate ? gateOverrides(turn.gate) : []),
+        ...(turn.confinement ? codexConfinementOverrides(turn.confinement, turn.cwd) : []),
       ])
         args.push("-c", override);
       // Hooks on even if the user's config turns them off; a hook given here has no persisted trust

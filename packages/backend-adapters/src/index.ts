@@ -48,6 +48,13 @@ export {
   createCodexAdapter,
 } from "./codex-adapter.js";
 export { type CodexTranslatorOptions, createCodexTranslator } from "./codex-translator.js";
+export {
+  type ConfinementSpec,
+  claudeConfinementSettings,
+  codexConfinementKeys,
+  codexConfinementOverrides,
+  codexPermissionProfile,
+} from "./confinement.js";
 export { type ExecutableLookup, findExecutable } from "./executable.js";
 export {
   defaultMaxLineBytes,
