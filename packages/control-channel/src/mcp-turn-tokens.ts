@@ -11,9 +11,16 @@ import { mintToken, type RandomBytes, tokensEqual } from "./token.js";
 export class TurnTokenRegistry<Context> {
   readonly #randomBytes: RandomBytes;
   readonly #entries = new Map<string, Context>();
+  readonly #singleUse: boolean;
+  readonly #used = new Set<string>();
 
-  constructor(randomBytes: RandomBytes) {
+  /**
+   * `singleUse`: a token authorizes one connection only (the one its turn's shim opens first), so a
+   * copy read out of the shim's memory later opens nothing.
+   */
+  constructor(randomBytes: RandomBytes, options: { singleUse?: boolean } = {}) {
     this.#randomBytes = randomBytes;
+    this.#singleUse = options.singleUse ?? false;
   }
 
   issue(context: Context): ControlToken {
@@ -24,15 +31,23 @@ export class TurnTokenRegistry<Context> {
 
   authorize(token: string): Context | undefined {
     let found: Context | undefined;
+    let matched: string | undefined;
     for (const [candidate, context] of this.#entries) {
       // No early exit: every entry is compared whatever matched.
-      if (tokensEqual(candidate, token)) found = context;
+      if (tokensEqual(candidate, token)) {
+        found = context;
+        matched = candidate;
+      }
     }
+    if (matched === undefined || !this.#singleUse) return found;
+    if (this.#used.has(matched)) return undefined;
+    this.#used.add(matched);
     return found;
   }
 
   /** Returns whether the token was live. */
   revoke(token: string): boolean {
+    this.#used.delete(token);
     return this.#entries.delete(token);
   }
 
