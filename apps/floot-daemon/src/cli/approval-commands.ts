@@ -1,9 +1,10 @@
 import { defineCommand, defineGroup } from "@bridgeworks/cli";
-import type {
-  DecidePermissionResponse,
-  FlootPermissionRequestList,
-  FlootSessionRules,
-  PermissionRequest,
+import {
+  type DecidePermissionResponse,
+  describeActor,
+  type FlootPermissionRequestList,
+  type FlootSessionRules,
+  type PermissionRequest,
 } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
@@ -11,7 +12,11 @@ import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
 const command = defineCommand<FlootContext>();
 
 const describeRequest = (r: PermissionRequest) =>
-  `${r.id}  ${r.status}  ${r.toolName}  ${r.inputSummary.split("\n")[0]}  (turn ${r.turnId}; session rule: ${r.suggestedRule})`;
+  `${r.id}  ${r.status}  ${r.toolName}  ${r.inputSummary.split("\n")[0]}  (turn ${r.turnId}; ${
+    r.decidedBy === undefined
+      ? `session rule: ${r.suggestedRule}`
+      : `decided by ${describeActor(r.decidedBy)}`
+  })`;
 
 const describeDecision = (answer: DecidePermissionResponse) => {
   const { request } = answer;
@@ -24,11 +29,14 @@ const describeDecision = (answer: DecidePermissionResponse) => {
 const listCommand = command({
   name: "list",
   summary: "list the permission requests waiting for a decision (pending, or orphaned by a restart)",
-  options: daemonOptions,
+  options: {
+    all: { type: "boolean", summary: "the newest 200 requests whatever their status, with who decided each" },
+    ...daemonOptions,
+  },
   async run({ options }, context) {
     const list = await connect(context, options.state).request<FlootPermissionRequestList>(
       "GET",
-      "/v1/permission-requests",
+      options.all ? "/v1/permission-requests?all" : "/v1/permission-requests",
     );
     show(context, options.json, list, () =>
       list.requests.length === 0 ? "no permission requests" : list.requests.map(describeRequest).join("\n"),

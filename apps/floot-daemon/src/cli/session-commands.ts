@@ -1,10 +1,11 @@
 import { isAbsolute, resolve } from "node:path";
-import { defineCommand, defineGroup, duration } from "@bridgeworks/cli";
+import { defineCommand, defineGroup, duration, UsageError } from "@bridgeworks/cli";
 import {
   Backend,
   type FlootSession,
   type FlootSessionList,
   FlootSessionOptions,
+  type SessionSandbox,
 } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, show } from "./daemon-connection.js";
@@ -55,6 +56,24 @@ const createCommand = command({
       choices: FlootSessionOptions.shape.permissionMode.unwrap().options,
       summary: "Claude Code only: its --permission-mode",
     },
+    unconfined: {
+      type: "boolean",
+      summary:
+        "run its commands without the CLI's sandbox (default: confined to the workspace, no network, the daemon out of reach)",
+    },
+    "allow-host": {
+      type: "string",
+      placeholder: "HOST",
+      multiple: true,
+      summary: "a host its sandboxed commands may reach: example.com, *.example.com, 127.0.0.1:3000",
+    },
+    writable: {
+      type: "string",
+      placeholder: "DIR",
+      multiple: true,
+      summary: "a dir its sandboxed commands may write besides the workspace",
+      complete: "directory",
+    },
     "permission-timeout": {
       type: "string",
       placeholder: "DURATION",
@@ -72,6 +91,14 @@ const createCommand = command({
     {
       command: "floot session create --backend claude --permission-timeout 10m",
       summary: "a Claude Code session whose permission requests are denied after 10 minutes",
+    },
+    {
+      command: "floot session create --backend claude --allow-host registry.npmjs.org",
+      summary: "a confined session whose commands may reach the npm registry",
+    },
+    {
+      command: "floot session create --backend codex --unconfined",
+      summary: "a session whose commands run without a sandbox (where none can run)",
     },
     {
       command: "floot session create --backend codex --env GITHUB_TOKEN",
@@ -96,6 +123,7 @@ const createCommand = command({
       ...(options["permission-timeout"] !== undefined && {
         permissionTimeoutMs: options["permission-timeout"],
       }),
+      ...sandboxOf(options.unconfined, options["allow-host"], options.writable, context.cwd),
     });
     show(context, options.json, session, () => session.id);
   },
@@ -119,6 +147,31 @@ const listCommand = command({
     );
   },
 });
+
+/** The session's sandbox as the flags say; nothing when the default (confined, no host, no extra path) holds. */
+function sandboxOf(
+  unconfined: boolean,
+  hosts: readonly string[],
+  writable: readonly string[],
+  cwd: string,
+): { sandbox?: SessionSandbox } {
+  if (unconfined) {
+    if (hosts.length > 0 || writable.length > 0)
+      throw new UsageError(
+        "--unconfined",
+        "--allow-host and --writable configure the sandbox; an unconfined session has none",
+      );
+    return { sandbox: { enabled: false } };
+  }
+  if (hosts.length === 0 && writable.length === 0) return {};
+  return {
+    sandbox: {
+      enabled: true,
+      ...(hosts.length > 0 && { allowedHosts: [...hosts] }),
+      ...(writable.length > 0 && { writablePaths: writable.map((path) => absolute(cwd, path)) }),
+    },
+  };
+}
 
 function absolute(cwd: string, path: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);

@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { claudeInstallHint, codexInstallHint, findExecutable } from "@bridgeworks/backend-adapters";
 import type { Backend, FlootBackendStatus } from "@bridgeworks/protocol";
+import type { SandboxStatus } from "./sandbox-status.js";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -64,14 +65,17 @@ function factsOf(backend: Backend, env: Env): BackendFacts {
 
 /**
  * Each backend CLI as the daemon's environment finds it (the turns' own lookup: `PATH`, or the
- * `FLOOT_*_COMMAND` override): installed or not, its version, and whether it looks signed in (a key
- * variable set, or a credentials file present). Only names and paths are reported, never a value.
+ * `FLOOT_*_COMMAND` override): installed or not, its version, whether it looks signed in (a key
+ * variable set, or a credentials file present), and whether its sandbox can run here. Only names and
+ * paths are reported, never a value.
  */
 export async function describeBackends(
   env: Env,
   cwd: string,
+  sandboxStatus: SandboxStatus,
   probe: VersionProbe = probeVersion,
 ): Promise<FlootBackendStatus[]> {
+  const sandboxes = await sandboxStatus();
   return Promise.all(
     (["claude", "codex"] as const).map(async (backend) => {
       const facts = factsOf(backend, env);
@@ -96,6 +100,7 @@ export async function describeBackends(
         ...(version !== undefined && { version }),
         signedIn,
         installHint: facts.installHint,
+        sandbox: sandboxes[backend],
       };
     }),
   );

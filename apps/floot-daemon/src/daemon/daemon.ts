@@ -27,10 +27,13 @@ import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
+import { createDecisionActors } from "./http/decision-actor.js";
 import { maskingJournal } from "./masking-journal.js";
+import { createPeerProcessLookup } from "./peer-process.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
 import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runtime-dir.js";
+import { createSandboxProbe } from "./sandbox-status.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
 import { SecretMask } from "./secret-mask.js";
 import { SecretVault } from "./secret-vault.js";
@@ -39,6 +42,7 @@ import { SessionStore } from "./session-store.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
 import { createToolGate } from "./tool-gate.js";
 import { diagnosticsTrace, type Trace } from "./trace.js";
+import { confinementOf } from "./turn-confinement.js";
 import { TurnCoordinator } from "./turn-coordinator.js";
 import { UiAuth } from "./ui-auth.js";
 
@@ -152,6 +156,11 @@ async function startLocked(
   await vault.open();
   cleanups.push(() => vault.close());
 
+  // A confined turn's commands reach neither the state dir nor any runtime dir of the daemon's.
+  const confinementPlaces = {
+    stateDir,
+    runtimeRoot: runtime.replaced ? runtimeDir : dirname(runtimeDir),
+  };
   const trace = options.trace ?? diagnosticsTrace();
   const recovery = await recoverTurns(journal, logger, { trace });
   // FULL: its fsync also makes recovery's commits durable, before any turn runs.
@@ -168,11 +177,14 @@ async function startLocked(
     rulesOf: (sessionId) => sessionRulesOf(sessionId, sessions, journal),
     timeoutOf: (sessionId) => sessions.options(sessionId).permissionTimeoutMs,
     startRetry: (turn) => coordinator?.kick(turn.sessionId),
+    outOfBounds: (turnId, toolName, input) => coordinator?.outOfBounds(turnId, toolName, input),
   });
   // Two tokens per turn. The MCP one (requestSecret) reaches the shim in a 0600 file it removes once
   // read; the gate hook's, which opens the request channel only, is in the CLI's environment, which
   // every command the agent runs inherits.
-  const tokens = new TurnTokenRegistry<TurnContext>(randomBytes);
+  // The MCP one opens one connection: the shim's, before the model's first call; a copy read out of
+  // the shim's memory later opens nothing.
+  const tokens = new TurnTokenRegistry<TurnContext>(randomBytes, { singleUse: true });
   const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
     journal: turnJournal,
@@ -217,6 +229,13 @@ async function startLocked(
     trace,
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
+    confine: async (session, workspace, turnId) =>
+      confinementOf(sessions.options(session.id).sandbox, confinementPlaces, {
+        workspace,
+        credentialDir: vault.turnDir(turnId),
+        otherWorkspaces: await sessions.otherWorkspaces(session.id),
+        ...(session.backend === "codex" && { scratchDir: await sessions.scratchDir(session.id) }),
+      }),
     mounts: {
       mount(context) {
         const token = tokens.issue(context);
@@ -247,6 +266,7 @@ async function startLocked(
   const running = coordinator;
   cleanups.push(() => running.shutdown());
 
+  const sandboxStatus = createSandboxProbe(env);
   const startedAt = new Date().toISOString();
   const apiToken = mintToken(randomBytes);
   const uiAuth = new UiAuth({ stateDir });
@@ -257,12 +277,17 @@ async function startLocked(
       coordinator,
       secrets,
       permissions,
-      backends: () => describeBackends(env, stateDir),
+      backends: () => describeBackends(env, stateDir, sandboxStatus),
+      sandboxStatus,
       token: apiToken,
       logger,
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
       uiAuth,
       socketPath: join(runtimeDir, apiSocketName),
+      actorOf: createDecisionActors({
+        lookUpPeer: createPeerProcessLookup(),
+        liveTurnProcesses: () => running.liveTurnProcesses(),
+      }),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     options.port ?? previous.port ?? 0,

@@ -1,5 +1,6 @@
 import type {
   DecidePermissionResponse,
+  DecisionActor,
   PermissionDecision,
   PermissionPromptAnswer,
   PermissionRequest,
@@ -25,6 +26,15 @@ export interface PermissionBrokerOptions {
   timeoutOf(sessionId: string): number | undefined;
   /** Starts the retry of a turn whose orphaned request was decided. */
   startRetry(turn: TurnRecord): void;
+  /**
+   * For a confined turn: the path a call would touch that the turn may not reach (see
+   * turn-confinement.ts); such a call is denied without asking anyone.
+   */
+  outOfBounds?(
+    turnId: string,
+    toolName: string,
+    input: Readonly<Record<string, unknown>>,
+  ): string | undefined;
   setTimeout?: (callback: () => void, ms: number) => { unref?(): unknown };
   clearTimeout?: (timer: unknown) => void;
   now?: () => number;
@@ -60,6 +70,13 @@ export class PermissionBroker {
   ): Promise<PermissionPromptAnswer> {
     const { journal } = this.#options;
     const { toolName, input } = call;
+    const outside = this.#options.outOfBounds?.(context.turnId, toolName, input);
+    if (outside !== undefined) {
+      return {
+        behavior: "deny",
+        message: `floot: ${outside} is outside what this confined session may touch; the call was not run`,
+      };
+    }
     const rules = this.#options.rulesOf(context.sessionId);
     // A rule added by "allow for this session" during this turn: Claude Code read its rules at start.
     if (rules.some((rule) => ruleAllows(rule, toolName, input))) return allow(input);
@@ -82,8 +99,11 @@ export class PermissionBroker {
     return this.#wait(context, request, input, signal);
   }
 
-  /** The human's decision. "Allow for this session" without a rule adds the request's suggested rule. */
-  decide(requestId: string, decision: PermissionDecision): DecidePermissionResponse {
+  /**
+   * The human's decision, journaled with who made it. "Allow for this session" without a rule adds the
+   * request's suggested rule.
+   */
+  decide(requestId: string, decision: PermissionDecision, by: DecisionActor): DecidePermissionResponse {
     const { journal } = this.#options;
     const request = journal.getPermissionRequest(requestId);
     if (!request) {
@@ -96,7 +116,7 @@ export class PermissionBroker {
       decision.behavior === "allow" && decision.scope === "session"
         ? { ...decision, rule: decision.rule ?? request.suggestedRule }
         : decision;
-    const decided = journal.decidePermissionRequest(requestId, complete);
+    const decided = journal.decidePermissionRequest(requestId, complete, by);
     if (request.status === "orphaned") {
       const retry = journal.retryTurn(request.turnId);
       this.#options.startRetry(retry);

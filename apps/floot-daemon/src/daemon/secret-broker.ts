@@ -1,4 +1,5 @@
 import type {
+  DecisionActor,
   SecretRequest,
   SecretRequestDraft,
   SubmitSecretResponse,
@@ -88,8 +89,11 @@ export class SecretBroker {
     });
   }
 
-  /** The human's answer. `value` goes to the vault, and to the mask (memory) before any tool can print it. */
-  submit(requestId: string, value: string): SubmitSecretResponse {
+  /**
+   * The human's answer, journaled with who gave it. `value` goes to the vault, and to the mask (memory)
+   * before any tool can print it.
+   */
+  submit(requestId: string, value: string, by: DecisionActor): SubmitSecretResponse {
     const request = this.#journal.getSecretRequest(requestId);
     if (!request) {
       throw new SecretBrokerError("secret_request_not_found", `secret request ${requestId} does not exist`);
@@ -98,7 +102,7 @@ export class SecretBroker {
       this.#mask?.register(request.name, value);
     if (request.status === "pending") {
       const waiter = this.#waiters.get(requestId);
-      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted");
+      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted", by);
       if (waiter) {
         const credential = this.#vault.materialize(waiter.context.turnId, request.name, value);
         waiter.resolve({ kind: "provided", credential });
@@ -109,7 +113,7 @@ export class SecretBroker {
       return { request: resolved, deliveredTo: "call" };
     }
     if (request.status === "orphaned") {
-      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted");
+      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted", by);
       this.#vault.hold(request.sessionId, request.name, value);
       const retry = this.#journal.retryTurn(request.turnId);
       this.#startRetry(retry);

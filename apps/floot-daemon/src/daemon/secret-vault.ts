@@ -1,4 +1,4 @@
-import { rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ensureRunDir } from "@bridgeworks/control-channel";
@@ -7,7 +7,7 @@ export interface Credential {
   /** Fresh for every submission: a restart or a second answer never reuses one. */
   id: string;
   name: string;
-  /** A 0600 file on the runtime dir (tmpfs where there is one), removed when its turn ends. */
+  /** A 0600 file in its turn's 0700 dir on the runtime dir (tmpfs where there is one), removed when the turn ends. */
   path: string;
 }
 
@@ -33,12 +33,23 @@ export class SecretVault {
   async open(): Promise<void> {
     await ensureRunDir(dirname(this.dir));
     await ensureRunDir(this.dir);
-    for (const name of await readdir(this.dir)) await rm(join(this.dir, name), { force: true });
+    for (const name of await readdir(this.dir))
+      await rm(join(this.dir, name), { recursive: true, force: true });
+  }
+
+  /**
+   * The turn's own credential dir (0700), made before its CLI starts: a confined turn's commands may
+   * read this dir and no other of the vault.
+   */
+  turnDir(turnId: string): string {
+    const dir = join(this.dir, turnId);
+    mkdirSync(dir, { mode: 0o700, recursive: true });
+    return dir;
   }
 
   materialize(turnId: string, name: string, value: string): Credential {
     const id = this.#newId();
-    const path = join(this.dir, `cred-${id}`);
+    const path = join(this.turnDir(turnId), `cred-${id}`);
     writeFileSync(path, value, { mode: 0o600, flag: "wx" });
     const credential = { id, name, path };
     const list = this.#byTurn.get(turnId) ?? [];
@@ -60,13 +71,7 @@ export class SecretVault {
   }
 
   releaseTurn(turnId: string): void {
-    for (const credential of this.#byTurn.get(turnId) ?? []) {
-      try {
-        unlinkSync(credential.path);
-      } catch {
-        // Already gone.
-      }
-    }
+    rmSync(join(this.dir, turnId), { recursive: true, force: true });
     this.#byTurn.delete(turnId);
   }
 

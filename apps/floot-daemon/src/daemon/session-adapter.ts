@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { type BackendAdapter, createClaudeAdapter, createCodexAdapter } from "@bridgeworks/backend-adapters";
 import type { SessionRecord } from "@bridgeworks/protocol";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
@@ -35,8 +36,11 @@ export function adapterFor(
       }),
     });
   }
+  // Codex's profile gives commands no writable temp dir: the session's scratch dir (see turn-confinement.ts).
+  const confined = options.sandbox?.enabled !== false;
   return createCodexAdapter({
     ...common,
+    ...(confined && { env: { TMPDIR: join(sessions.sessionDir(session.id), "tmp"), ...options.env } }),
     command: backendCommandOf("codex", env),
     installHint: installHintOf("codex"),
     ...(options.codexConfig !== undefined && { configOverrides: options.codexConfig }),

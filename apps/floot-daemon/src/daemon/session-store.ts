@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
 import { type FlootSession, FlootSessionOptions, type SessionRecord } from "@bridgeworks/protocol";
@@ -12,6 +12,8 @@ import { effectFreeToolsOf } from "./effect-free-tools.js";
 export class SessionStore {
   readonly #dir: string;
   readonly #cache = new Map<string, FlootSessionOptions>();
+  /** Each session's own workspace (`workspace` set at creation), read from every session's file once. */
+  #customWorkspaces: Promise<Map<string, string>> | undefined;
 
   constructor(stateDir: string) {
     this.#dir = join(stateDir, "sessions");
@@ -30,6 +32,42 @@ export class SessionStore {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writePrivateFileAtomic(join(dir, "session.json"), `${JSON.stringify(options)}\n`);
     this.#cache.set(sessionId, options);
+    if (options.workspace !== undefined) (await this.#customWorkspaces)?.set(sessionId, options.workspace);
+  }
+
+  /**
+   * The workspaces of the other sessions that chose their own (the default ones are under the state
+   * dir): what a confined turn of `sessionId` must not reach. The first call reads every session's file.
+   */
+  async otherWorkspaces(sessionId: string): Promise<string[]> {
+    this.#customWorkspaces ??= this.#readCustomWorkspaces();
+    const all = await this.#customWorkspaces;
+    return [...all].filter(([id]) => id !== sessionId).map(([, path]) => path);
+  }
+
+  async #readCustomWorkspaces(): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const ids = await readdir(this.#dir).catch(() => [] as string[]);
+    for (const id of ids) {
+      const text = await readFile(join(this.#dir, id, "session.json"), "utf8").catch(() => undefined);
+      if (text === undefined) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        continue;
+      }
+      const parsed = FlootSessionOptions.safeParse(json);
+      if (parsed.success && parsed.data.workspace !== undefined) found.set(id, parsed.data.workspace);
+    }
+    return found;
+  }
+
+  /** A scratch dir of the session's (0700), for a confined backend that gives commands no temp dir. */
+  async scratchDir(sessionId: string): Promise<string> {
+    const dir = join(this.sessionDir(sessionId), "tmp");
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
   }
 
   options(sessionId: string): FlootSessionOptions {
@@ -61,6 +99,7 @@ export class SessionStore {
       ...(options.permissionMode !== undefined && { permissionMode: options.permissionMode }),
       ...(options.permissionTimeoutMs !== undefined && { permissionTimeoutMs: options.permissionTimeoutMs }),
       effectFreeTools: [...effectFreeToolsOf(record.backend, options)],
+      sandbox: options.sandbox ?? { enabled: true },
     };
   }
 }

@@ -2,6 +2,7 @@ import {
   type BackendAdapter,
   type CliSpawner,
   CliStartError,
+  type ConfinementSpec,
   type ConversationRef,
   type McpMount,
   mintSpawnMarker,
@@ -29,6 +30,8 @@ import { permissionPromptToolName } from "./permission-tool.js";
 import type { SecretBroker, TurnContext } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
 import { noTrace, type Trace } from "./trace.js";
+import { hiddenPathOf } from "./turn-confinement.js";
+import type { LiveTurnProcess } from "./turn-membership.js";
 
 export interface TurnMount {
   mount: McpMount;
@@ -50,6 +53,8 @@ export interface TurnCoordinatorOptions {
   permissions: PermissionBroker;
   mounts: TurnMounts;
   adapterFor(session: SessionRecord): BackendAdapter;
+  /** The sandbox the turn's commands run in (its workspace given); undefined: the session runs unconfined. */
+  confine(session: SessionRecord, workspace: string, turnId: string): Promise<ConfinementSpec | undefined>;
   logger: Logger;
   /** How long one tool call may wait (a human answering a secret form). */
   toolTimeoutMs: number;
@@ -71,6 +76,10 @@ interface LiveTurn {
   stopWaiting: AbortController;
   /** Known once the turn's session was read: what its gate admits without an effect. */
   effectFreeTools?: ReadonlySet<string>;
+  /** The marker its CLI carries, from just before the spawn. */
+  spawnMarker?: string;
+  /** Where it works and what its commands may reach; no confinement for an unconfined session. */
+  place?: { workspace: string; confinement: ConfinementSpec | undefined };
 }
 
 /** The session's workspace could not be made: the turn fails naming it. */
@@ -121,6 +130,26 @@ export class TurnCoordinator {
 
   isLive(turnId: string): boolean {
     return this.#live.has(turnId);
+  }
+
+  /** The CLIs of the turns running here (pid 0 while a CLI is being spawned: its marker still counts). */
+  liveTurnProcesses(): LiveTurnProcess[] {
+    return [...this.#live].flatMap(([turnId, live]) =>
+      live.spawnMarker === undefined
+        ? []
+        : [{ turnId, pid: live.running?.identity.pid ?? 0, spawnMarker: live.spawnMarker }],
+    );
+  }
+
+  /** For a confined live turn: the path a file tool call would touch outside its bounds. */
+  outOfBounds(
+    turnId: string,
+    toolName: string,
+    input: Readonly<Record<string, unknown>>,
+  ): string | undefined {
+    const place = this.#live.get(turnId)?.place;
+    if (place?.confinement === undefined) return undefined;
+    return hiddenPathOf(place.confinement, place.workspace, toolName, input);
   }
 
   /** The tools a live turn's gate admits without an effect; undefined for a turn not running here. */
@@ -176,6 +205,8 @@ export class TurnCoordinator {
       live.effectFreeTools = new Set(effectFreeToolsOf(session.backend, options));
       mount = this.#options.mounts.mount(context);
       const workspace = await this.#provision(session);
+      const confinement = await this.#options.confine(session, workspace, turn.id);
+      live.place = { workspace, confinement };
       this.#trace("turn:starting", { turnId: turn.id });
       if (live.cancelRequested || this.#stopping) return;
       slot = await this.#options.startSlots.take(live.stopWaiting.signal).catch(() => undefined);
@@ -192,10 +223,12 @@ export class TurnCoordinator {
           permissionPromptTool: permissionPromptToolName,
         },
         gate: mount.gate,
+        ...(confinement !== undefined && { confinement }),
       });
       // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
       // lets the next start find the CLI should this daemon die before its pid is journaled.
       const spawnMarker = mintSpawnMarker();
+      live.spawnMarker = spawnMarker;
       journal.transition(turn.id, {
         phase: "spawning",
         spawnMarker,

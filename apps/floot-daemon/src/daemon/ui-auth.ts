@@ -94,9 +94,18 @@ export class UiAuth {
 
   /** Whether `token` is a live session issued for `origin` (a token used on another port is refused). */
   isSession(token: string | undefined, origin: string): boolean {
-    if (!token) return false;
+    return this.signInOf(token, origin) !== undefined;
+  }
+
+  /**
+   * The sign-in a live `token` for `origin` belongs to, as decisions record it: the start of its public
+   * id (what the page's identity check names), never the token or its stored digest.
+   */
+  signInOf(token: string | undefined, origin: string): string | undefined {
+    if (!token) return undefined;
     const session = this.#sessions[findDigest(this.#sessions, digest(token))];
-    return session !== undefined && session.expiresAt > this.#now() && session.origin === origin;
+    const live = session !== undefined && session.expiresAt > this.#now() && session.origin === origin;
+    return live ? sessionIdOf(token).slice(0, 12) : undefined;
   }
 
   /**

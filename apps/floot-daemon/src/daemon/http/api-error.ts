@@ -19,6 +19,7 @@ const apiErrorStatus: Record<FlootApiErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   conflict: 409,
+  sandbox_unavailable: 409,
   internal: 500,
 };
 

@@ -4,13 +4,15 @@ import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protoco
 import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
+import type { SandboxStatus } from "../sandbox-status.js";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { listenOnSocket } from "./api-socket.js";
-import { createGuards } from "./guards.js";
+import type { DecisionActors } from "./decision-actor.js";
+import { type Caller, createGuards } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes, type Route } from "./routes.js";
@@ -35,6 +37,10 @@ export interface ApiDeps {
   heartbeatMs?: number;
   /** The API's unix socket, for the CLI: authenticated by its file mode, it needs no token. */
   socketPath?: string;
+  /** Who makes a decision; a process of a running turn is refused. */
+  actorOf: DecisionActors;
+  /** Whether each backend's sandbox can run here. */
+  sandboxStatus: SandboxStatus;
 }
 
 /**
@@ -101,7 +107,7 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     if (path === "/ui/sign-in") return ui.signIn(request, response);
     if (path === "/ui/identity") return ui.identity(request, response);
     if (!path.startsWith("/v1/")) return ui.serve(request, response, path);
-    const caller = transport === "socket" ? "token" : guards.apiCaller(request);
+    const caller: Caller = transport === "socket" ? { kind: "token" } : guards.apiCaller(request);
     const matching = routes.filter((route) => route.pattern.test(path));
     const route = matching.find((each) => each.method === request.method);
     if (route === undefined) {
@@ -113,12 +119,15 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
         );
       throw new ApiError("not_found", `no route ${path}`);
     }
-    if (route.tokenOnly && caller !== "token") throw new ApiError("forbidden", `${path} needs the API token`);
+    if (route.tokenOnly && caller.kind !== "token")
+      throw new ApiError("forbidden", `${path} needs the API token`);
     const params = route.pattern
       .exec(path)!
       .slice(1)
       .map((part) => decodePathPart(part, path));
-    await route.handler(request, response, params);
+    const actor =
+      route.decides === undefined ? undefined : await deps.actorOf(request, transport, caller, route.decides);
+    await route.handler(request, response, params, { ...(actor !== undefined && { actor }) });
   }
 
   const handlerFor =

@@ -4,7 +4,7 @@ import type { UiAuth } from "../ui-auth.js";
 import { ApiError } from "./api-error.js";
 
 /** Who is asking: a holder of the API token, or the web UI's page with its origin-bound token. */
-export type Caller = "token" | "page";
+export type Caller = { kind: "token" } | { kind: "page"; signIn: string; origin: string };
 
 export interface Guards {
   /** Host must name this listener; an Origin, when sent, must be the daemon's own. Every request. */
@@ -38,9 +38,10 @@ export function createGuards(options: { token: string; uiAuth: UiAuth; port: () 
       if (bearer !== undefined) {
         // Both compared whatever the first says, so timing does not tell which kind a token is.
         const apiToken = isApiToken(bearer);
-        const isPage = options.uiAuth.isSession(bearer, originOf(request));
-        if (apiToken) return "token";
-        if (isPage) return "page";
+        const origin = originOf(request);
+        const signIn = options.uiAuth.signInOf(bearer, origin);
+        if (apiToken) return { kind: "token" };
+        if (signIn !== undefined) return { kind: "page", signIn, origin };
       }
       throw new ApiError("unauthorized", "a valid Authorization: Bearer token is required");
     },

@@ -16,6 +16,9 @@ export interface PermissionRouteDeps {
   permissions: PermissionBroker;
 }
 
+/** How many requests `GET /v1/permission-requests?all` shows, newest first. */
+const recentRequestsShown = 200;
+
 /** Permission requests (list, one, allow, deny) and each session's rules (list, remove). */
 export function permissionRoutes({ journal, permissions }: PermissionRouteDeps): Route[] {
   const rulesOf = (sessionId: string): FlootSessionRules => ({ rules: journal.listSessionRules(sessionId) });
@@ -23,9 +26,14 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
     {
       method: "GET",
       pattern: /^\/v1\/permission-requests$/,
-      handler: async (_q, r) => {
+      handler: async (q, r) => {
+        // `?all`: the newest requests whatever their status, each decided one with who decided.
+        const all = new URL(q.url ?? "/", "http://x").searchParams.has("all");
+        const requests = all
+          ? journal.listRecentPermissionRequests(recentRequestsShown)
+          : journal.listOpenPermissionRequests();
         const list: FlootPermissionRequestList = {
-          requests: journal.listOpenPermissionRequests().map((request) => permissions.present(request)),
+          requests: requests.map((request) => permissions.present(request)),
         };
         send(r, 200, list);
       },
@@ -44,24 +52,26 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
     {
       method: "POST",
       pattern: /^\/v1\/permission-requests\/([^/]+)\/allow$/,
-      handler: async (q, r, [id]) => {
+      decides: "allow a tool call",
+      handler: async (q, r, [id], { actor }) => {
         const { scope, rule } = await readBody(q, AllowPermissionRequest);
         send(
           r,
           200,
-          permissions.decide(id!, { behavior: "allow", scope, ...(rule !== undefined && { rule }) }),
+          permissions.decide(id!, { behavior: "allow", scope, ...(rule !== undefined && { rule }) }, actor!),
         );
       },
     },
     {
       method: "POST",
       pattern: /^\/v1\/permission-requests\/([^/]+)\/deny$/,
-      handler: async (q, r, [id]) => {
+      decides: "deny a tool call",
+      handler: async (q, r, [id], { actor }) => {
         const { message } = await readBody(q, DenyPermissionRequest);
         send(
           r,
           200,
-          permissions.decide(id!, { behavior: "deny", ...(message !== undefined && { message }) }),
+          permissions.decide(id!, { behavior: "deny", ...(message !== undefined && { message }) }, actor!),
         );
       },
     },
@@ -73,6 +83,7 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
     {
       method: "POST",
       pattern: /^\/v1\/sessions\/([^/]+)\/rules\/remove$/,
+      decides: "change a session's rules",
       handler: async (q, r, [id]) => {
         const { rule } = await readBody(q, RemoveSessionRuleRequest);
         journal.removeSessionRule(id!, rule);

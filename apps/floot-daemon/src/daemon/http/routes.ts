@@ -1,14 +1,19 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { codexConfinementKeys } from "@bridgeworks/backend-adapters";
 import {
+  type Backend,
   CreateSessionRequest,
+  type DecisionActor,
   type FlootDaemonStatus,
   type FlootEventPage,
+  type FlootSessionOptions,
   SendTurnRequest,
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
+import type { SandboxStatus } from "../sandbox-status.js";
 import type { SecretBroker } from "../secret-broker.js";
 import type { SessionStore } from "../session-store.js";
 import type { TurnCoordinator } from "../turn-coordinator.js";
@@ -21,12 +26,28 @@ import { followOverSse, type SseFollowOptions } from "./sse-follow.js";
 
 export type Method = "GET" | "POST";
 
+/** What the dispatcher found out about a request before its handler runs. */
+export interface RequestContext {
+  /** For a route that `decides`: who made the request. */
+  actor?: DecisionActor;
+}
+
 export interface Route {
   method: Method;
   pattern: RegExp;
-  handler: (request: IncomingMessage, response: ServerResponse, params: string[]) => Promise<void>;
+  handler: (
+    request: IncomingMessage,
+    response: ServerResponse,
+    params: string[],
+    context: RequestContext,
+  ) => Promise<void>;
   /** Only with the API token: never with the web UI's page token. */
   tokenOnly?: boolean;
+  /**
+   * The request decides what runs (as said here: "allow or deny a tool call"): its maker is identified
+   * first, and a process of a running turn is refused.
+   */
+  decides?: string;
 }
 
 export interface RouteDeps {
@@ -41,6 +62,8 @@ export interface RouteDeps {
   slices: SlicedQueue;
   follow: SseFollowOptions;
   logger: Logger;
+  /** Whether each backend's sandbox can run here: a confined session is refused where it cannot. */
+  sandboxStatus: SandboxStatus;
 }
 
 /** The `/v1` API, one entry per method and path; bodies are validated with protocol's schemas. */
@@ -55,6 +78,7 @@ export function apiRoutes({
   slices,
   follow,
   logger,
+  sandboxStatus,
 }: RouteDeps): Route[] {
   const requireSession = (id: string) => {
     const session = journal.getSession(id);
@@ -77,6 +101,7 @@ export function apiRoutes({
       method: "POST",
       pattern: /^\/v1\/ui\/login-codes$/,
       tokenOnly: true,
+      decides: "sign a browser in",
       handler: async (_q, r) => send(r, 201, uiAuth.mintLoginCode()),
     },
     {
@@ -102,8 +127,10 @@ export function apiRoutes({
     {
       method: "POST",
       pattern: /^\/v1\/sessions$/,
+      decides: "create a session",
       handler: async (q, r) => {
         const { backend, ...options } = await readBody(q, CreateSessionRequest);
+        await checkConfinement(backend, options, sandboxStatus);
         const record = journal.createSession({ backend });
         await sessions.save(record.id, options);
         send(r, 201, sessions.present(record));
@@ -122,6 +149,7 @@ export function apiRoutes({
     {
       method: "POST",
       pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
+      decides: "send a turn",
       handler: async (q, r, [id]) => {
         const input = await readBody(q, SendTurnRequest);
         // Ten submitted at once go a few per turn of the loop, the reads that wait between them. No
@@ -177,6 +205,7 @@ export function apiRoutes({
     {
       method: "POST",
       pattern: /^\/v1\/turns\/([^/]+)\/retry$/,
+      decides: "retry a turn",
       handler: async (_q, r, [id]) => {
         const retry = journal.retryTurn(requireTurn(id!).id);
         coordinator.kick(retry.sessionId);
@@ -191,12 +220,43 @@ export function apiRoutes({
     {
       method: "POST",
       pattern: /^\/v1\/secret-requests\/([^/]+)\/submit$/,
-      handler: async (q, r, [id]) => {
+      decides: "answer a secret request",
+      handler: async (q, r, [id], { actor }) => {
         const { value } = await readBody(q, SubmitSecretRequest);
-        send(r, 200, secrets.submit(id!, value));
+        send(r, 200, secrets.submit(id!, value, actor!));
       },
     },
   ];
+}
+
+/**
+ * A session is confined unless its creator says otherwise, and only where its backend's sandbox runs:
+ * elsewhere creation is refused with why and how to go on unconfined. A confined Codex session's
+ * `codexConfig` may not replace the sandbox Floot configures.
+ */
+async function checkConfinement(
+  backend: Backend,
+  options: FlootSessionOptions,
+  sandboxStatus: SandboxStatus,
+): Promise<void> {
+  if (options.sandbox?.enabled === false) return;
+  (options.codexConfig ?? []).forEach((override, index) => {
+    const key = override.slice(0, override.indexOf("="));
+    const taken = codexConfinementKeys.find((name) => key === name || key.startsWith(`${name}.`));
+    if (taken !== undefined)
+      throw new ApiError(
+        "invalid_body",
+        `codexConfig.${index}: ${taken} is set by Floot's sandbox in a confined session; create the session unconfined to set it yourself`,
+        { field: `codexConfig.${index}` },
+      );
+  });
+  const status = (await sandboxStatus())[backend];
+  if (!status.available)
+    throw new ApiError(
+      "sandbox_unavailable",
+      `${backend}'s sandbox cannot run here: ${status.problem ?? "unavailable"}. To run this session's commands without a sandbox, create it unconfined (floot session create --unconfined)`,
+      { field: "sandbox" },
+    );
 }
 
 /**
