@@ -6,6 +6,15 @@ export {
   isClaudeComm,
 } from "./claude-pid.js";
 export {
+  type ConnectionLimiter,
+  type ConnectionLimits,
+  type HttpConnectionLimits,
+  type IdleCloseReason,
+  type LimitConnectionsOptions,
+  limitConnections,
+  limitHttpConnections,
+} from "./connection-limits.js";
+export {
   defaultPostRetireTimeoutMs,
   type PostRetireOptions,
   type PostRetireResult,
