@@ -1,5 +1,7 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { systemStartTimeReader } from "@bridgeworks/control-channel";
+import { RunFile } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
 import {
   eventually,
@@ -147,6 +149,33 @@ describe("bee hook session-start", () => {
     }>;
     expect(agents.map((agent) => agent.status)).toEqual(["retired", "active"]);
     expect(output.hookSpecificOutput.additionalContext).toContain(`bee identity: ${agents[1]!.identity}`);
+  });
+
+  test("the run file names the bridge by its pid and its start time", async () => {
+    const { running, runFile } = await bridgeWithRunFile();
+    const written = RunFile.parse(JSON.parse(readFileSync(runFile, "utf8")));
+    expect(written.pid).toBe(running.process.pid);
+    expect(written.startTime).toBe(systemStartTimeReader(running.process.pid));
+  });
+
+  test("a run file of an older bee (no start time) is treated as stale: nothing is sent, and stderr says why", async () => {
+    const { claude, runFile } = await bridgeWithRunFile();
+    const { startTime: _, ...legacy } = RunFile.parse(JSON.parse(readFileSync(runFile, "utf8")));
+    writeFileSync(runFile, JSON.stringify(legacy));
+    const hook = await runBee(
+      ["hook", "session-start"],
+      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
+      clearInput("clear"),
+    );
+    expect(hook.code).toBe(0);
+    expect(hook.stdout).toBe("");
+    expect(hook.stderr).toContain(
+      `run file ${runFile} was written by an older bee (it names no process start time), so its bridge cannot be told from a reused pid: treated as stale; nothing retired`,
+    );
+    const agents = JSON.parse((await runBee(["agents", "--json"], scope.sandbox.env)).stdout) as Array<{
+      status: string;
+    }>;
+    expect(agents.map((agent) => agent.status)).toEqual(["active"]);
   });
 
   test("bad hook input is refused by name with exit 2", async () => {

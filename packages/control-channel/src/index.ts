@@ -25,6 +25,7 @@ export {
   type ControlServerOptions,
   controlHost,
   defaultAnswerWithinMs,
+  defaultControlConnectionLimits,
   maxRetireBodyBytes,
   type RequestRetire,
   retirePath,
@@ -83,6 +84,7 @@ export { TurnTokenRegistry } from "./mcp-turn-tokens.js";
 export { isPidAlive, type SignalSender } from "./pid.js";
 export { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 export {
+  checkControlProcess,
   type ExecFile,
   type ProcessInfo,
   type ProcessReader,
@@ -90,8 +92,24 @@ export {
   type ReadTextFile,
   readProcessFromProcfs,
   readProcessWithPs,
+  readStartTimeFromProcfs,
+  readStartTimeWithPs,
+  type StartTimeReader,
   systemProcessReader,
+  systemStartTimeReader,
 } from "./process-reader.js";
+export {
+  bridgeProof,
+  challengeAuthorization,
+  macsEqual,
+  mintNonce,
+  parseRetireAuthorization,
+  parseServerChallenge,
+  type RetireAuthorization,
+  retireAuthorization,
+  retireMac,
+  serverChallenge,
+} from "./retire-proof.js";
 export {
   beeRunDirRule,
   type EnsureRunDirOptions,
