@@ -1,4 +1,11 @@
 export {
+  type BridgeGeneration,
+  type BridgeGenerationOptions,
+  bridgeGenerationDir,
+  removeStaleGenerations,
+  startBridgeGeneration,
+} from "./bridge-generation.js";
+export {
   claudeCommNames,
   type FindClaudePidInput,
   findClaudePid,
@@ -60,10 +67,8 @@ export {
 export {
   assertGeneration,
   assertSocketPath,
-  type BridgeGeneration,
-  type BridgeGenerationOptions,
-  bridgeGenerationDir,
   defaultHelloTimeoutMs,
+  defaultMcpConnectionLimits,
   McpMountError,
   type McpMountErrorCode,
   type McpRefusalReason,
@@ -74,9 +79,7 @@ export {
   maxHelloBytes,
   maxSocketPathBytes,
   mcpSocketName,
-  removeStaleGenerations,
   type SocketChannel,
-  startBridgeGeneration,
   startMcpSocketServer,
 } from "./mcp-socket-server.js";
 export { SocketTransport, type SocketTransportOptions } from "./mcp-socket-transport.js";
