@@ -27,6 +27,7 @@ import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
+import { apiConnectionLimitsFrom } from "./http/connection-policy.js";
 import { maskingJournal } from "./masking-journal.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
@@ -263,6 +264,7 @@ async function startLocked(
       status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
       uiAuth,
       socketPath: join(runtimeDir, apiSocketName),
+      connectionLimits: apiConnectionLimitsFrom(env),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     options.port ?? previous.port ?? 0,

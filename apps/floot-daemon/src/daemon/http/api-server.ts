@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type HttpConnectionLimits, limitHttpConnections } from "@bridgeworks/control-channel";
 import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
@@ -10,6 +11,7 @@ import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { listenOnSocket } from "./api-socket.js";
+import { defaultApiConnectionLimits } from "./connection-policy.js";
 import { createGuards } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
@@ -35,6 +37,8 @@ export interface ApiDeps {
   heartbeatMs?: number;
   /** The API's unix socket, for the CLI: authenticated by its file mode, it needs no token. */
   socketPath?: string;
+  /** Each listener's, the TCP port's and the socket's; default `defaultApiConnectionLimits`. */
+  connectionLimits?: HttpConnectionLimits;
 }
 
 /**
@@ -127,7 +131,9 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
         sendError(response, error, deps.logger),
       );
     };
+  const limits = deps.connectionLimits ?? defaultApiConnectionLimits;
   const server = createServer(handlerFor("tcp"));
+  limitHttpConnections(server, limits);
   try {
     await listen(server, port);
   } catch (error) {
@@ -146,6 +152,7 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   await deps.uiAuth.retainPort(boundPort);
   const socketServer = deps.socketPath === undefined ? undefined : createServer(handlerFor("socket"));
   if (socketServer !== undefined && deps.socketPath !== undefined) {
+    limitHttpConnections(socketServer, limits);
     try {
       await listenOnSocket(socketServer, deps.socketPath);
     } catch (error) {
