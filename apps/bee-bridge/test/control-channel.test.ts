@@ -14,7 +14,14 @@ import { RunFile } from "@bridgeworks/protocol";
 import { idleFlood, openDescriptors } from "@bridgeworks/test-harness";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
-import { eventually, runBee, startBridgeWithRunFile, useBridgeTestScope } from "./helpers.js";
+import {
+  eventually,
+  runBee,
+  runClearHook,
+  sessionStartInput,
+  startBridgeWithRunFile,
+  useBridgeTestScope,
+} from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
 const scope = useBridgeTestScope();
@@ -44,13 +51,7 @@ function send(port: number, method: string, headers: Record<string, string>, bod
   });
 }
 
-const clearInput = JSON.stringify({
-  session_id: "s-1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: "/tmp",
-  hook_event_name: "SessionStart",
-  source: "clear",
-});
+const clearInput = sessionStartInput("clear");
 
 describe("the bridge's control channel", () => {
   test("refuses requests without a proof, with the token itself, from a browser or a rebound host, with no CORS header", async () => {
@@ -125,11 +126,7 @@ describe("the bridge's control channel", () => {
       expect(flood.open()).toBeGreaterThan(0);
       // The bridge's defaults: at most 32 connections, 8 of them idle.
       expect(openDescriptors(running.process.pid) - before).toBeLessThanOrEqual(32);
-      const hook = await runBee(
-        ["hook", "session-start"],
-        { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-        clearInput,
-      );
+      const hook = await runClearHook(scope.sandbox, claude.pid);
       expect(hook.code, hook.stderr).toBe(0);
       expect(hook.stdout).toContain("bee identity: agent:alpha#");
       expect(openDescriptors(running.process.pid) - before).toBeLessThanOrEqual(32);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { RunFile } from "@bridgeworks/protocol";
 import type { TrackedProcess } from "@bridgeworks/test-harness";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { runBee, startBridgeWithRunFile, useBridgeTestScope } from "./helpers.js";
+import { runBee, runClearHook, startBridgeWithRunFile, useBridgeTestScope } from "./helpers.js";
 
 // Issue 36: `bee hook session-start` with a stale run file, a reused pid and a port another local user
 // holds. The bridge, its claude and the hook run as this test's uid; the other user (65534, through
@@ -24,14 +24,6 @@ beforeAll(() => {
   );
 });
 afterAll(() => rmSync(staged, { recursive: true, force: true }));
-
-const clearInput = JSON.stringify({
-  session_id: "s-1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: "/tmp",
-  hook_event_name: "SessionStart",
-  source: "clear",
-});
 
 interface Squatter {
   process: TrackedProcess;
@@ -101,11 +93,7 @@ describe("a hostile local user against bee hook session-start", () => {
     const squatter = await squatUnderPid(running.process.pid, runFile.port);
     expect(squatter.port).toBe(runFile.port);
 
-    const hook = await runBee(
-      ["hook", "session-start"],
-      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput,
-    );
+    const hook = await runClearHook(scope.sandbox, claude.pid);
 
     expect(squatter.process.stdout()).not.toContain(runFile.token);
     expect(squatter.requests()).toEqual([]);
@@ -125,11 +113,7 @@ describe("a hostile local user against bee hook session-start", () => {
     const squatter = await squatting(spawnSquatter(0));
     writeFileSync(runFilePath, JSON.stringify({ ...runFile, port: squatter.port }));
 
-    const hook = await runBee(
-      ["hook", "session-start"],
-      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput,
-    );
+    const hook = await runClearHook(scope.sandbox, claude.pid);
 
     expect(squatter.process.stdout()).not.toContain(runFile.token);
     const requests = squatter.requests();

@@ -6,6 +6,8 @@ import { describe, expect, test } from "vitest";
 import {
   eventually,
   runBee,
+  runClearHook,
+  sessionStartInput,
   startBridge,
   startBridgeWithRunFile,
   startFakeClaude,
@@ -18,15 +20,6 @@ async function bridgeWithRunFile() {
   const { claude, running, runFilePath } = await startBridgeWithRunFile(scope.tracker, scope.sandbox);
   return { claude, running, runFile: runFilePath };
 }
-
-const clearInput = (source: string) =>
-  JSON.stringify({
-    session_id: "s-1",
-    transcript_path: "/tmp/t.jsonl",
-    cwd: "/tmp",
-    hook_event_name: "SessionStart",
-    source,
-  });
 
 describe("shutdown", () => {
   test.each(["SIGINT", "SIGTERM", "SIGHUP"] as const)(
@@ -79,7 +72,7 @@ describe("shutdown", () => {
     const hook = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("clear"),
+      sessionStartInput("clear"),
     );
     expect(hook.code).toBe(0);
     expect(hook.stdout).toBe("");
@@ -114,7 +107,7 @@ describe("bee hook session-start", () => {
     const startup = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("startup"),
+      sessionStartInput("startup"),
     );
     expect(startup).toEqual({ code: 0, stdout: "", stderr: "" });
 
@@ -136,7 +129,7 @@ describe("bee hook session-start", () => {
     const hook = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("clear"),
+      sessionStartInput("clear"),
     );
     expect(hook.code, hook.stderr).toBe(0);
     const output = JSON.parse(hook.stdout) as {
@@ -162,11 +155,7 @@ describe("bee hook session-start", () => {
     const { claude, runFile } = await bridgeWithRunFile();
     const { startTime: _, ...legacy } = RunFile.parse(JSON.parse(readFileSync(runFile, "utf8")));
     writeFileSync(runFile, JSON.stringify(legacy));
-    const hook = await runBee(
-      ["hook", "session-start"],
-      { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("clear"),
-    );
+    const hook = await runClearHook(scope.sandbox, claude.pid);
     expect(hook.code).toBe(0);
     expect(hook.stdout).toBe("");
     expect(hook.stderr).toContain(

@@ -44,14 +44,18 @@ export function readProcessFromProcfs(
   pid: number,
   readTextFile: ReadTextFile = (path) => readFileSync(path, "utf8"),
 ): ProcessInfo | undefined {
+  const stat = readProcStat(pid, readTextFile);
+  return stat === undefined ? undefined : parseProcStat(stat);
+}
+
+/** `/proc/<pid>/stat`, or undefined when it cannot be read (no such process). */
+function readProcStat(pid: number, readTextFile: ReadTextFile): string | undefined {
   assertPid(pid);
-  let stat: string;
   try {
-    stat = readTextFile(`/proc/${pid}/stat`);
+    return readTextFile(`/proc/${pid}/stat`);
   } catch {
     return undefined;
   }
-  return parseProcStat(stat);
 }
 
 /** Parses `<pid> (<comm>) <state> <ppid> ...`. */
@@ -87,14 +91,8 @@ export function readStartTimeFromProcfs(
   pid: number,
   readTextFile: ReadTextFile = (path) => readFileSync(path, "utf8"),
 ): string | undefined {
-  assertPid(pid);
-  let stat: string;
-  try {
-    stat = readTextFile(`/proc/${pid}/stat`);
-  } catch {
-    return undefined;
-  }
-  const fields = splitProcStat(stat)?.fields;
+  const stat = readProcStat(pid, readTextFile);
+  const fields = stat === undefined ? undefined : splitProcStat(stat)?.fields;
   // fields[0] is field 3 (state), so field 22 is fields[19].
   const startTime = fields?.[19];
   if (fields?.[0] === "Z" || startTime === undefined || !/^[0-9]+$/.test(startTime)) return undefined;
