@@ -8,8 +8,10 @@ import {
   resolveRunDir,
   runFilePath as runFilePathIn,
   type SettledRetireOutcome,
+  type StartTimeReader,
   startControlServer,
   sweepStaleRunFiles,
+  systemStartTimeReader,
   writeRunFile,
 } from "@bridgeworks/control-channel";
 import { describeError, type Logger } from "@bridgeworks/runtime";
@@ -25,6 +27,8 @@ export interface ControlChannelOptions {
   randomBytes: RandomBytes;
   /** Created before the channel opens, so a signal that lands while the file is being written still removes it. */
   release: RunFileRelease;
+  /** How the bridge reads its own start time for the run file; default `/proc`, else `ps`. */
+  readStartTime?: StartTimeReader;
 }
 
 export interface ControlChannel {
@@ -53,7 +57,8 @@ export class RunFileRelease {
 
 /**
  * The /clear fallback: sweeps run files of dead sessions, serves `POST /retire` on loopback and
- * writes `<runDir>/<claudePid>.json` so `bee hook session-start` can find this bridge.
+ * writes `<runDir>/<claudePid>.json` (port, token, this process's pid and start time) so
+ * `bee hook session-start` can find this bridge and tell it from whatever else may hold its pid or port.
  */
 export async function openControlChannel(options: ControlChannelOptions): Promise<ControlChannel> {
   const runDir = resolveRunDir(beeRunDirRule, { env: options.env, homeDir: options.homeDir });
@@ -61,16 +66,23 @@ export async function openControlChannel(options: ControlChannelOptions): Promis
   const swept = await sweepStaleRunFiles(runDir);
   if (swept.length > 0) options.log.info("swept stale run files", { count: swept.length });
 
+  // Recorded so that a hook can tell this bridge from a later process that got its pid.
+  const startTime = (options.readStartTime ?? systemStartTimeReader)(options.bridgePid);
+  if (startTime === undefined)
+    throw new Error(`cannot read the start time of the bridge (pid ${options.bridgePid})`);
+  const bridgeProcess = { pid: options.bridgePid, startTime };
   const token = mintToken(options.randomBytes);
   const server: ControlServer = await startControlServer({
     token,
+    process: bridgeProcess,
+    randomBytes: options.randomBytes,
     retire: () => retireForControl(options.identity, options.log),
   });
   const runFilePath = runFilePathIn(runDir, options.claudePid);
   options.release.announce(runFilePath);
   try {
     if (options.release.released) throw new Error("the bridge is shutting down");
-    await writeRunFile(runDir, options.claudePid, { port: server.port, token, pid: options.bridgePid });
+    await writeRunFile(runDir, options.claudePid, { port: server.port, token, ...bridgeProcess });
     // The bridge began stopping while the file was written: it must not outlive the bridge.
     if (options.release.released) removeRunFileSync(runFilePath);
   } catch (error) {

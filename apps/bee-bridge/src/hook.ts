@@ -1,6 +1,7 @@
 import { homedir } from "node:os";
 import {
   beeRunDirRule,
+  checkControlProcess,
   findClaudePid,
   isPidAlive,
   type PostRetireResult,
@@ -9,7 +10,9 @@ import {
   readRunFile,
   resolveRunDir,
   runFilePath,
+  type StartTimeReader,
   systemProcessReader,
+  systemStartTimeReader,
 } from "@bridgeworks/control-channel";
 import { SessionStartHookInput } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
@@ -24,6 +27,7 @@ export interface HookIo {
   stderr: (text: string) => void;
   readProcess: ProcessReader;
   isPidAlive: (pid: number) => boolean;
+  readStartTime: StartTimeReader;
   postRetire: typeof postRetire;
 }
 
@@ -37,14 +41,16 @@ export function systemHookIo(): HookIo {
     stderr: (text) => process.stderr.write(text),
     readProcess: systemProcessReader,
     isPidAlive,
+    readStartTime: systemStartTimeReader,
     postRetire,
   };
 }
 
 /**
- * Exit codes of `bee hook session-start`: 0 done or nothing to do (startup, no bridge, a dead port);
- * 1 the retire failed or was refused, or the claude pid is not running; 2 the hook input is invalid.
- * stdout carries nothing but, after a retire, the SessionStart hook output with the new identity.
+ * Exit codes of `bee hook session-start`: 0 done or nothing to do (startup, no bridge, a stale run file,
+ * a dead port); 1 the retire failed or was refused, what holds the port did not prove it is the bridge,
+ * or the claude pid is not running; 2 the hook input is invalid. stdout carries nothing but, after a
+ * retire, the SessionStart hook output with the new identity.
  */
 export async function runSessionStartHook(io: HookIo): Promise<number> {
   const say = (message: string) => io.stderr(`bee hook session-start: ${message}\n`);
@@ -91,11 +97,22 @@ export async function runSessionStartHook(io: HookIo): Promise<number> {
   }
   const read = await readRunFile(path);
   if (!read.ok) {
-    say(read.reason === "missing" ? `no bee bridge registered for claude pid ${claudePid}` : read.message);
-    return read.reason === "missing" ? 0 : 1;
+    if (read.reason === "missing") say(`no bee bridge registered for claude pid ${claudePid}`);
+    else if (read.reason === "outdated") say(`${read.message}: treated as stale; nothing retired`);
+    else say(read.message);
+    return read.reason === "invalid" ? 1 : 0;
   }
-  if (!io.isPidAlive(read.runFile.pid)) {
-    say(`the bridge pid ${read.runFile.pid} in ${path} is not running (a stale run file); nothing retired`);
+  // Nothing is sent unless the very process that wrote the run file still runs.
+  const { pid, startTime } = read.runFile;
+  const bridge = checkControlProcess({ pid, startTime }, io.readStartTime);
+  if (bridge === "gone") {
+    say(`the bridge pid ${pid} in ${path} is not running (a stale run file); nothing retired`);
+    return 0;
+  }
+  if (bridge === "replaced") {
+    say(
+      `the bridge pid ${pid} in ${path} now belongs to another process (a stale run file, the pid reused); nothing retired`,
+    );
     return 0;
   }
   return reportRetire(await io.postRetire(read.runFile), io, say);
@@ -125,6 +142,11 @@ function reportRetire(result: PostRetireResult, io: HookIo, say: (message: strin
     case "dead_port":
       say(`nothing listens on port ${result.port}: the bridge is gone; nothing retired`);
       return 0;
+    case "unproven":
+      say(
+        `what listens on port ${result.port} did not prove it is the bridge (${result.reason}); the token was not sent; nothing retired`,
+      );
+      return 1;
     case "refused":
       say(`the control server refused the request (${result.httpStatus}): ${result.error}`);
       return 1;

@@ -1,11 +1,27 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { promisify } from "node:util";
+import {
+  challengeAuthorization,
+  mintNonce,
+  parseServerChallenge,
+  retireAuthorization,
+  retireMac,
+} from "@bridgeworks/control-channel";
 import { RunFile } from "@bridgeworks/protocol";
+import { idleFlood, openDescriptors } from "@bridgeworks/test-harness";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
-import { eventually, runBee, startBridgeWithRunFile, useBridgeTestScope } from "./helpers.js";
+import {
+  eventually,
+  runBee,
+  runClearHook,
+  sessionStartInput,
+  startBridgeWithRunFile,
+  useBridgeTestScope,
+} from "./helpers.js";
 
 const execFileAsync = promisify(execFile);
 const scope = useBridgeTestScope();
@@ -35,46 +51,61 @@ function send(port: number, method: string, headers: Record<string, string>, bod
   });
 }
 
-const clearInput = JSON.stringify({
-  session_id: "s-1",
-  transcript_path: "/tmp/t.jsonl",
-  cwd: "/tmp",
-  hook_event_name: "SessionStart",
-  source: "clear",
-});
+const clearInput = sessionStartInput("clear");
 
 describe("the bridge's control channel", () => {
-  test("refuses requests without the token, with a wrong one, from a browser or a rebound host, with no CORS header", async () => {
+  test("refuses requests without a proof, with the token itself, from a browser or a rebound host, with no CORS header", async () => {
     const { runFile } = await bridgeWithRunFile();
     const host = `127.0.0.1:${runFile.port}`;
-    const bearer = `Bearer ${runFile.token}`;
     const json = "application/json";
-    const cases: Array<[string, string, Record<string, string>, number]> = [
-      ["no token", "POST", { host, "content-type": json }, 401],
+    // Each proof answers a challenge of its own: a server nonce is good for one request.
+    const proven = async () => {
+      const clientNonce = mintNonce(randomBytes);
+      const challenge = await send(runFile.port, "POST", {
+        host,
+        authorization: challengeAuthorization(clientNonce),
+      });
+      const { serverNonce } = parseServerChallenge(String(challenge.headers["www-authenticate"]))!;
+      const mac = retireMac(runFile.token, { clientNonce, serverNonce, port: runFile.port });
+      return retireAuthorization(serverNonce, mac);
+    };
+    const cases: Array<[string, string, () => Promise<Record<string, string>>, number]> = [
+      ["no token", "POST", async () => ({ host, "content-type": json }), 401],
       [
-        "a wrong token",
+        "the token itself as a bearer",
         "POST",
-        { host, authorization: `Bearer ${"0".repeat(64)}`, "content-type": json },
+        async () => ({ host, authorization: `Bearer ${runFile.token}`, "content-type": json }),
         401,
       ],
-      ["an Origin header", "POST", { host, authorization: bearer, origin: "https://evil.example" }, 403],
-      ["a foreign Host", "POST", { host: `evil.example:${runFile.port}`, authorization: bearer }, 403],
-      ["a text/plain simple POST", "POST", { host, "content-type": "text/plain" }, 401],
       [
-        "a text/plain POST with the token",
+        "an Origin header",
         "POST",
-        { host, authorization: bearer, "content-type": "text/plain" },
+        async () => ({ host, authorization: await proven(), origin: "https://evil.example" }),
+        403,
+      ],
+      [
+        "a foreign Host",
+        "POST",
+        async () => ({ host: `evil.example:${runFile.port}`, authorization: await proven() }),
+        403,
+      ],
+      ["a text/plain simple POST", "POST", async () => ({ host, "content-type": "text/plain" }), 401],
+      [
+        "a text/plain POST with a proof",
+        "POST",
+        async () => ({ host, authorization: await proven(), "content-type": "text/plain" }),
         415,
       ],
       [
         "an OPTIONS preflight",
         "OPTIONS",
-        { host, origin: "https://evil.example", "access-control-request-method": "POST" },
+        async () => ({ host, origin: "https://evil.example", "access-control-request-method": "POST" }),
         403,
       ],
-      ["an OPTIONS without Origin", "OPTIONS", { host, authorization: bearer }, 405],
+      ["an OPTIONS without Origin", "OPTIONS", async () => ({ host, authorization: await proven() }), 405],
     ];
-    for (const [what, method, headers, status] of cases) {
+    for (const [what, method, headersOf, status] of cases) {
+      const headers = await headersOf();
       const answer = await send(runFile.port, method, headers, method === "POST" ? "{}" : "");
       expect(answer.status, what).toBe(status);
       const cors = Object.keys(answer.headers).filter((name) => name.startsWith("access-control-"));
@@ -84,6 +115,26 @@ describe("the bridge's control channel", () => {
       status: string;
     }>;
     expect(agents.map((agent) => agent.status)).toEqual(["active"]);
+  });
+
+  test("3,000 idle connections to the control port hold few of the bridge's descriptors, the hook still retires, and they close after the idle timeout", async () => {
+    const { claude, running, runFile } = await bridgeWithRunFile();
+    await eventually(() => running.process.stderr().includes("identity registered"));
+    const before = openDescriptors(running.process.pid);
+    const flood = await idleFlood({ port: runFile.port }, 3_000);
+    try {
+      expect(flood.open()).toBeGreaterThan(0);
+      // The bridge's defaults: at most 32 connections, 8 of them idle.
+      expect(openDescriptors(running.process.pid) - before).toBeLessThanOrEqual(32);
+      const hook = await runClearHook(scope.sandbox, claude.pid);
+      expect(hook.code, hook.stderr).toBe(0);
+      expect(hook.stdout).toContain("bee identity: agent:alpha#");
+      expect(openDescriptors(running.process.pid) - before).toBeLessThanOrEqual(32);
+      // The idle timeout (5 s by default) ends whatever the flood still holds.
+      await eventually(() => flood.open() === 0, 60_000);
+    } finally {
+      flood.end();
+    }
   });
 
   test("forces the run dir to 0700 and the run file to 0600 even when the dir existed with looser modes", async () => {

@@ -179,6 +179,26 @@ export function runBee(
   });
 }
 
+/** The SessionStart hook input Claude Code sends for `source`. */
+export function sessionStartInput(source: string): string {
+  return JSON.stringify({
+    session_id: "s-1",
+    transcript_path: "/tmp/t.jsonl",
+    cwd: "/tmp",
+    hook_event_name: "SessionStart",
+    source,
+  });
+}
+
+/** `bee hook session-start` for the claude process `claudePid`, as Claude Code runs it on `/clear`. */
+export function runClearHook(sandbox: Sandbox, claudePid: number): Promise<CliResult> {
+  return runBee(
+    ["hook", "session-start"],
+    { ...sandbox.env, CLAUDE_PID: String(claudePid) },
+    sessionStartInput("clear"),
+  );
+}
+
 /** Polls `check` until it holds; the bound only turns a hang into a readable failure. */
 export async function eventually<T>(
   check: () => T | undefined | Promise<T | undefined>,

@@ -1,9 +1,13 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { systemStartTimeReader } from "@bridgeworks/control-channel";
+import { RunFile } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
 import {
   eventually,
   runBee,
+  runClearHook,
+  sessionStartInput,
   startBridge,
   startBridgeWithRunFile,
   startFakeClaude,
@@ -16,15 +20,6 @@ async function bridgeWithRunFile() {
   const { claude, running, runFilePath } = await startBridgeWithRunFile(scope.tracker, scope.sandbox);
   return { claude, running, runFile: runFilePath };
 }
-
-const clearInput = (source: string) =>
-  JSON.stringify({
-    session_id: "s-1",
-    transcript_path: "/tmp/t.jsonl",
-    cwd: "/tmp",
-    hook_event_name: "SessionStart",
-    source,
-  });
 
 describe("shutdown", () => {
   test.each(["SIGINT", "SIGTERM", "SIGHUP"] as const)(
@@ -77,7 +72,7 @@ describe("shutdown", () => {
     const hook = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("clear"),
+      sessionStartInput("clear"),
     );
     expect(hook.code).toBe(0);
     expect(hook.stdout).toBe("");
@@ -112,7 +107,7 @@ describe("bee hook session-start", () => {
     const startup = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("startup"),
+      sessionStartInput("startup"),
     );
     expect(startup).toEqual({ code: 0, stdout: "", stderr: "" });
 
@@ -134,7 +129,7 @@ describe("bee hook session-start", () => {
     const hook = await runBee(
       ["hook", "session-start"],
       { ...scope.sandbox.env, CLAUDE_PID: String(claude.pid) },
-      clearInput("clear"),
+      sessionStartInput("clear"),
     );
     expect(hook.code, hook.stderr).toBe(0);
     const output = JSON.parse(hook.stdout) as {
@@ -147,6 +142,29 @@ describe("bee hook session-start", () => {
     }>;
     expect(agents.map((agent) => agent.status)).toEqual(["retired", "active"]);
     expect(output.hookSpecificOutput.additionalContext).toContain(`bee identity: ${agents[1]!.identity}`);
+  });
+
+  test("the run file names the bridge by its pid and its start time", async () => {
+    const { running, runFile } = await bridgeWithRunFile();
+    const written = RunFile.parse(JSON.parse(readFileSync(runFile, "utf8")));
+    expect(written.pid).toBe(running.process.pid);
+    expect(written.startTime).toBe(systemStartTimeReader(running.process.pid));
+  });
+
+  test("a run file of an older bee (no start time) is treated as stale: nothing is sent, and stderr says why", async () => {
+    const { claude, runFile } = await bridgeWithRunFile();
+    const { startTime: _, ...legacy } = RunFile.parse(JSON.parse(readFileSync(runFile, "utf8")));
+    writeFileSync(runFile, JSON.stringify(legacy));
+    const hook = await runClearHook(scope.sandbox, claude.pid);
+    expect(hook.code).toBe(0);
+    expect(hook.stdout).toBe("");
+    expect(hook.stderr).toContain(
+      `run file ${runFile} was written by an older bee (it names no process start time), so its bridge cannot be told from a reused pid: treated as stale; nothing retired`,
+    );
+    const agents = JSON.parse((await runBee(["agents", "--json"], scope.sandbox.env)).stdout) as Array<{
+      status: string;
+    }>;
+    expect(agents.map((agent) => agent.status)).toEqual(["active"]);
   });
 
   test("bad hook input is refused by name with exit 2", async () => {

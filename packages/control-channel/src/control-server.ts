@@ -1,13 +1,42 @@
+import { randomBytes as cryptoRandomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ControlToken, RetireOutcome, retireOutcomeHttpStatus } from "@bridgeworks/protocol";
+import { ControlProcess, ControlToken, RetireOutcome, retireOutcomeHttpStatus } from "@bridgeworks/protocol";
 import { describeError, sendJson } from "@bridgeworks/runtime";
-import { tokensEqual } from "./token.js";
+import { type HttpConnectionLimits, limitHttpConnections } from "./connection-limits.js";
+import {
+  bridgeProof,
+  challengeScheme,
+  macsEqual,
+  mintNonce,
+  PendingChallenges,
+  parseRetireAuthorization,
+  proofScheme,
+  retireMac,
+  serverChallenge,
+} from "./retire-proof.js";
+import type { RandomBytes } from "./token.js";
 
 export const controlHost = "127.0.0.1";
 export const retirePath = "/retire";
 export const maxRetireBodyBytes = 1024;
 export const defaultAnswerWithinMs = 5000;
+
+/**
+ * The hook sends one challenge, then one retire, each on a connection of its own: a handful of
+ * connections is all a bridge ever needs, and nothing is kept idle for long.
+ */
+export const defaultControlConnectionLimits: HttpConnectionLimits = {
+  maxConnections: 32,
+  maxIdleConnections: 8,
+  idleTimeoutMs: 5_000,
+  headersTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+};
+
+/** How long a challenge may be answered, and how many may wait at once. */
+const challengeTtlMs = 10_000;
+const maxPendingChallenges = 64;
 
 /** How a retire ended: what the owner's supervised promise resolves to. */
 export type SettledRetireOutcome = Exclude<RetireOutcome, { status: "running" }>;
@@ -21,14 +50,22 @@ export type RequestRetire = () => Promise<SettledRetireOutcome>;
 
 export interface ControlServerOptions {
   token: ControlToken;
+  /** The serving process itself (its pid and start time, as the run file names it): bound into each proof. */
+  process: ControlProcess;
   retire: RequestRetire;
   /** How long a request waits for the retire before answering 202 `running`. */
   answerWithinMs?: number;
+  /** The nonces' source; default `crypto.randomBytes`. */
+  randomBytes?: RandomBytes;
+  /** Default `defaultControlConnectionLimits`. */
+  connectionLimits?: HttpConnectionLimits;
 }
 
 export interface ControlServer {
   readonly host: typeof controlHost;
   readonly port: number;
+  /** Connections open and, of those, idle. */
+  connectionCounts(): { open: number; idle: number };
   /** Stops listening and destroys every connection at once; never waits for a retire. Idempotent. */
   close(): Promise<void>;
 }
@@ -41,15 +78,57 @@ interface Refusal {
 
 /**
  * Serves only `POST /retire` on 127.0.0.1 (an ephemeral port). A request must carry
- * `Authorization: Bearer <token>`, `Host: 127.0.0.1:<port>`, no `Origin`, and at most 1 KiB of JSON.
+ * `Host: 127.0.0.1:<port>`, no `Origin`, and at most 1 KiB of JSON. The token never travels: a
+ * request with `Authorization: Bee-Challenge nonce=<hex>` is answered 401 with the server's nonce and
+ * its proof of the token (`WWW-Authenticate: Bee-Proof nonce=<hex>, proof=<hex>`), and the retire
+ * itself carries `Authorization: Bee-Proof nonce=<server nonce>, mac=<hex>` (see `retire-proof.ts`).
  * No CORS request is ever approved. Concurrent requests join the retire that is running.
  */
 export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
   const token = ControlToken.parse(options.token);
+  const owner = ControlProcess.parse(options.process);
   const answerWithinMs = options.answerWithinMs ?? defaultAnswerWithinMs;
+  const randomBytes = options.randomBytes ?? cryptoRandomBytes;
+  const challenges = new PendingChallenges({ ttlMs: challengeTtlMs, max: maxPendingChallenges });
   const closing = new AbortController();
   let running: Promise<SettledRetireOutcome> | undefined;
   let port = 0;
+
+  /** Answers a challenge, or checks a retire's proof; a refusal for anything else. */
+  function authenticate(request: IncomingMessage): Refusal | undefined {
+    const authorizations = rawHeaderValues(request, "authorization");
+    const authorization =
+      authorizations.length === 1 ? parseRetireAuthorization(authorizations[0]!) : undefined;
+    if (authorization?.scheme === "challenge") {
+      const serverNonce = mintNonce(randomBytes);
+      challenges.issue(serverNonce, authorization.clientNonce);
+      const proof = bridgeProof(token, {
+        clientNonce: authorization.clientNonce,
+        serverNonce,
+        process: owner,
+        port,
+      });
+      return {
+        status: 401,
+        error: `answer the challenge: retire with ${proofScheme} nonce=<this nonce>, mac=<hex>`,
+        headers: { "www-authenticate": serverChallenge(serverNonce, proof) },
+      };
+    }
+    if (authorization?.scheme === "proof") {
+      // Taken whatever the outcome: a nonce is good for one attempt.
+      const clientNonce = challenges.take(authorization.serverNonce);
+      const expected =
+        clientNonce === undefined
+          ? undefined
+          : retireMac(token, { clientNonce, serverNonce: authorization.serverNonce, port });
+      if (expected !== undefined && macsEqual(authorization.mac, expected)) return undefined;
+    }
+    return {
+      status: 401,
+      error: `a ${challengeScheme} or a valid ${proofScheme} authorization is required`,
+      headers: { "www-authenticate": challengeScheme },
+    };
+  }
 
   function joinRetire(): Promise<SettledRetireOutcome> {
     if (running === undefined) {
@@ -78,7 +157,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const refusal = refuseRequest(request, { port, token });
+    const refusal = refuseRequest(request, port) ?? authenticate(request) ?? refuseBody(request);
     if (refusal) return reply(response, refusal.status, { error: refusal.error }, refusal.headers);
 
     const body = await readBody(request, maxRetireBodyBytes);
@@ -97,9 +176,9 @@ export async function startControlServer(options: ControlServerOptions): Promise
   const server = createServer((request, response) => {
     handle(request, response).catch(() => reply(response, 500, { error: "internal error" }));
   });
-  // Bounds how long a client may take to send its request; the wait for a retire is bounded separately.
-  server.headersTimeout = 5000;
-  server.requestTimeout = 10_000;
+  // Bounds how long a client may take to send its request (the wait for a retire is bounded
+  // separately), how many connections are held, and how long a silent one is kept.
+  const limiter = limitHttpConnections(server, options.connectionLimits ?? defaultControlConnectionLimits);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -114,6 +193,7 @@ export async function startControlServer(options: ControlServerOptions): Promise
   return {
     host: controlHost,
     port,
+    connectionCounts: () => limiter.counts(),
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing.abort();
@@ -125,15 +205,12 @@ export async function startControlServer(options: ControlServerOptions): Promise
   };
 }
 
-function refuseRequest(
-  request: IncomingMessage,
-  expected: { port: number; token: string },
-): Refusal | undefined {
+function refuseRequest(request: IncomingMessage, port: number): Refusal | undefined {
   // Raw headers, because node keeps only the first of duplicated Host and Authorization headers.
   const hosts = rawHeaderValues(request, "host");
   // A DNS-rebound page reaches 127.0.0.1 under its own host name; only the literal address is ours.
-  if (hosts.length !== 1 || hosts[0] !== `${controlHost}:${expected.port}`) {
-    return { status: 403, error: `Host must be ${controlHost}:${expected.port}` };
+  if (hosts.length !== 1 || hosts[0] !== `${controlHost}:${port}`) {
+    return { status: 403, error: `Host must be ${controlHost}:${port}` };
   }
   // Browsers send Origin; the hook never does. Refusing any Origin shuts out every web page.
   if (rawHeaderValues(request, "origin").length > 0) {
@@ -146,15 +223,10 @@ function refuseRequest(
   if (request.method !== "POST") {
     return { status: 405, error: "only POST is allowed", headers: { allow: "POST" } };
   }
-  const authorizations = rawHeaderValues(request, "authorization");
-  const bearer = authorizations.length === 1 ? /^Bearer ([^\s]+)$/i.exec(authorizations[0]!)?.[1] : undefined;
-  if (bearer === undefined || !tokensEqual(bearer, expected.token)) {
-    return {
-      status: 401,
-      error: "a valid bearer token is required",
-      headers: { "www-authenticate": "Bearer" },
-    };
-  }
+  return undefined;
+}
+
+function refuseBody(request: IncomingMessage): Refusal | undefined {
   // A text/plain or form POST is a "simple" cross-origin request that skips the preflight.
   const contentType = request.headers["content-type"];
   if (contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() !== "application/json") {

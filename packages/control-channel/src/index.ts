@@ -1,10 +1,26 @@
 export {
+  type BridgeGeneration,
+  type BridgeGenerationOptions,
+  bridgeGenerationDir,
+  removeStaleGenerations,
+  startBridgeGeneration,
+} from "./bridge-generation.js";
+export {
   claudeCommNames,
   type FindClaudePidInput,
   findClaudePid,
   InvalidClaudePidError,
   isClaudeComm,
 } from "./claude-pid.js";
+export {
+  type ConnectionLimiter,
+  type ConnectionLimits,
+  type HttpConnectionLimits,
+  type IdleCloseReason,
+  type LimitConnectionsOptions,
+  limitConnections,
+  limitHttpConnections,
+} from "./connection-limits.js";
 export {
   defaultPostRetireTimeoutMs,
   type PostRetireOptions,
@@ -16,6 +32,7 @@ export {
   type ControlServerOptions,
   controlHost,
   defaultAnswerWithinMs,
+  defaultControlConnectionLimits,
   maxRetireBodyBytes,
   type RequestRetire,
   retirePath,
@@ -50,10 +67,8 @@ export {
 export {
   assertGeneration,
   assertSocketPath,
-  type BridgeGeneration,
-  type BridgeGenerationOptions,
-  bridgeGenerationDir,
   defaultHelloTimeoutMs,
+  defaultMcpConnectionLimits,
   McpMountError,
   type McpMountErrorCode,
   type McpRefusalReason,
@@ -64,9 +79,7 @@ export {
   maxHelloBytes,
   maxSocketPathBytes,
   mcpSocketName,
-  removeStaleGenerations,
   type SocketChannel,
-  startBridgeGeneration,
   startMcpSocketServer,
 } from "./mcp-socket-server.js";
 export { SocketTransport, type SocketTransportOptions } from "./mcp-socket-transport.js";
@@ -74,6 +87,7 @@ export { TurnTokenRegistry } from "./mcp-turn-tokens.js";
 export { isPidAlive, type SignalSender } from "./pid.js";
 export { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 export {
+  checkControlProcess,
   type ExecFile,
   type ProcessInfo,
   type ProcessReader,
@@ -81,8 +95,24 @@ export {
   type ReadTextFile,
   readProcessFromProcfs,
   readProcessWithPs,
+  readStartTimeFromProcfs,
+  readStartTimeWithPs,
+  type StartTimeReader,
   systemProcessReader,
+  systemStartTimeReader,
 } from "./process-reader.js";
+export {
+  bridgeProof,
+  challengeAuthorization,
+  macsEqual,
+  mintNonce,
+  parseRetireAuthorization,
+  parseServerChallenge,
+  type RetireAuthorization,
+  retireAuthorization,
+  retireMac,
+  serverChallenge,
+} from "./retire-proof.js";
 export {
   beeRunDirRule,
   type EnsureRunDirOptions,

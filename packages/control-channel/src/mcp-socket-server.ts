@@ -1,8 +1,9 @@
-import { chmod, lstat, readdir, rm, unlink } from "node:fs/promises";
+import { chmod, lstat, unlink } from "node:fs/promises";
 import { connect, createServer as createNetServer, type Socket } from "node:net";
 import { isAbsolute, join } from "node:path";
 import { describeError } from "@bridgeworks/runtime";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { type ConnectionLimits, type IdleCloseReason, limitConnections } from "./connection-limits.js";
 import { hasErrnoCode } from "./errno.js";
 import { ensureRunDir } from "./run-dir.js";
 import { requestChannelName, type SocketRequestHandler, serveSocketRequest } from "./socket-request.js";
@@ -13,6 +14,14 @@ export const mcpSocketName = "mcp.sock";
 export const defaultHelloTimeoutMs = 5_000;
 /** The token line is `{"token":"<64 hex>"}`; anything much longer is not one. */
 export const maxHelloBytes = 1_024;
+/**
+ * Idle only until the token line: an authorized session stays however quiet (a tool call may wait an
+ * hour on a person). A running turn holds one, its gate hook one more per tool call for a moment.
+ */
+export const defaultMcpConnectionLimits: Omit<ConnectionLimits, "idleTimeoutMs"> = {
+  maxConnections: 1_024,
+  maxIdleConnections: 64,
+};
 
 /**
  * The longest socket path `bind(2)` takes, in bytes: `sun_path` is 108 bytes on Linux and 104 on the
@@ -59,9 +68,15 @@ export type McpRefusalReason =
   | "malformed-hello"
   | "hello-too-long"
   | "hello-timeout"
+  | "evicted"
   | "closing"
   | "server-failed"
   | "no-request-channel";
+
+const idleRefusals = { "idle-timeout": "hello-timeout", evicted: "evicted" } as const satisfies Record<
+  IdleCloseReason,
+  McpRefusalReason
+>;
 
 /** What a connection asks for after its token line: MCP, or one request (see `sendSocketRequest`). */
 export type SocketChannel = "mcp" | "request";
@@ -82,7 +97,13 @@ export interface McpSocketServerOptions<Context> {
    * a token can be good for one only: a gate hook's token, which every tool inherits, need not open MCP.
    */
   authorize: (token: string, channel: SocketChannel) => Context | undefined;
+  /** How long a connection may take to send its token line: the socket's idle timeout. */
   helloTimeoutMs?: number;
+  /**
+   * Connections at most, and how many may wait for their token line at once (a new one beyond that
+   * closes the oldest waiting, `evicted`). Default `defaultMcpConnectionLimits`.
+   */
+  connectionLimits?: Omit<ConnectionLimits, "idleTimeoutMs">;
   /**
    * Answers a one-shot request (a token line naming `"channel": "request"`, then one JSON line; see
    * `sendSocketRequest`) with the context `authorize` gave its token. Without it such a connection is
@@ -98,6 +119,8 @@ export interface McpSocketServer<Context> {
   readonly socketPath: string;
   /** Authorized connections currently open. */
   connectionCount(): number;
+  /** Every connection open and, of those, the ones still waiting for their token line. */
+  connectionCounts(): { open: number; idle: number };
   /** Ends the connections authorized with `context` (e.g. a cancelled turn); returns how many. */
   closeConnectionsOf(context: Context): number;
   /**
@@ -114,12 +137,6 @@ export function assertGeneration(generation: number): void {
       `generation must be a positive integer, got ${JSON.stringify(generation)}`,
     );
   }
-}
-
-/** `<bridgesDir>/g<generation>`. */
-export function bridgeGenerationDir(bridgesDir: string, generation: number): string {
-  assertGeneration(generation);
-  return join(bridgesDir, `g${generation}`);
 }
 
 /** Refuses a relative socket path or one longer than `sun_path` takes, naming the limit. */
@@ -192,6 +209,13 @@ export async function startMcpSocketServer<Context>(
     awaitHello(connection);
   });
 
+  // Idle means waiting for the token line: the hello timeout is the idle timeout.
+  const limiter = limitConnections(
+    netServer,
+    { ...(options.connectionLimits ?? defaultMcpConnectionLimits), idleTimeoutMs: helloTimeoutMs },
+    { onIdleClose: (_, reason) => emit({ type: "refused", generation, reason: idleRefusals[reason] }) },
+  );
+
   function refuse(connection: Connection, reason: McpRefusalReason): void {
     emit({ type: "refused", generation, reason });
     connection.socket.destroy();
@@ -200,24 +224,18 @@ export async function startMcpSocketServer<Context>(
   function awaitHello(connection: Connection): void {
     const { socket } = connection;
     let buffered = Buffer.alloc(0);
-    const timer = setTimeout(() => {
-      socket.off("data", onData);
-      refuse(connection, "hello-timeout");
-    }, helloTimeoutMs);
-    socket.once("close", () => clearTimeout(timer));
-
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const newline = buffered.indexOf(0x0a);
       if (newline === -1) {
         if (buffered.length > maxHelloBytes) {
-          clearTimeout(timer);
           socket.off("data", onData);
           refuse(connection, "hello-too-long");
         }
         return;
       }
-      clearTimeout(timer);
+      // No longer idle, and never again: what follows is authorized, or the connection is closed.
+      limiter.engage(socket);
       socket.off("data", onData);
       socket.pause();
       if (newline > maxHelloBytes) {
@@ -329,6 +347,7 @@ export async function startMcpSocketServer<Context>(
     dir,
     socketPath,
     connectionCount: () => [...connections].filter((connection) => connection.server !== undefined).length,
+    connectionCounts: () => limiter.counts(),
     closeConnectionsOf(context) {
       let count = 0;
       for (const connection of connections) {
@@ -403,71 +422,4 @@ async function clearStaleSocket(socketPath: string): Promise<void> {
   await unlink(socketPath).catch((error: unknown) => {
     if (!hasErrnoCode(error, "ENOENT")) throw error;
   });
-}
-
-const generationDirPattern = /^g([1-9][0-9]*)$/;
-
-/**
- * Removes `<bridgesDir>/g<n>` for every n below `currentGeneration` (anything else is left alone) and
- * returns the generations removed, ascending. A shim still pointed at one of them then finds no socket
- * and exits at once. A symlink named like a generation is unlinked, never followed.
- */
-export async function removeStaleGenerations(
-  bridgesDir: string,
-  currentGeneration: number,
-): Promise<number[]> {
-  assertGeneration(currentGeneration);
-  const names = await readdir(bridgesDir).catch((error: unknown) => {
-    if (hasErrnoCode(error, "ENOENT")) return [] as string[];
-    throw error;
-  });
-  const removed: number[] = [];
-  for (const name of names) {
-    const match = generationDirPattern.exec(name);
-    if (!match) continue;
-    const generation = Number(match[1]);
-    if (!Number.isSafeInteger(generation) || generation >= currentGeneration) continue;
-    const path = join(bridgesDir, name);
-    const stats = await lstat(path).catch(() => undefined);
-    if (stats === undefined) continue;
-    if (stats.isDirectory()) await rm(path, { recursive: true, force: true });
-    else await unlink(path).catch(() => {});
-    removed.push(generation);
-  }
-  return removed.sort((a, b) => a - b);
-}
-
-export interface BridgeGenerationOptions<Context>
-  extends Omit<McpSocketServerOptions<Context>, "dir" | "generation"> {
-  /** The parent of every generation dir, e.g. `<state>/bridges`. */
-  bridgesDir: string;
-  /** The generation this daemon start committed (bumped on every start). */
-  generation: number;
-}
-
-export interface BridgeGeneration<Context> {
-  server: McpSocketServer<Context>;
-  /** Older generations whose dirs were removed. */
-  removedGenerations: number[];
-}
-
-/**
- * What a daemon does at start, after committing its bumped generation and before accepting turns:
- * serve `<bridgesDir>/g<generation>/mcp.sock`, then remove every older generation's dir.
- */
-export async function startBridgeGeneration<Context>(
-  options: BridgeGenerationOptions<Context>,
-): Promise<BridgeGeneration<Context>> {
-  const { bridgesDir, generation, ...rest } = options;
-  const dir = bridgeGenerationDir(bridgesDir, generation);
-  assertSocketPath(join(dir, mcpSocketName));
-  await ensureRunDir(bridgesDir);
-  const server = await startMcpSocketServer({ ...rest, dir, generation });
-  try {
-    const removedGenerations = await removeStaleGenerations(bridgesDir, generation);
-    return { server, removedGenerations };
-  } catch (error) {
-    await server.close();
-    throw error;
-  }
 }

@@ -1,7 +1,7 @@
 import { constants, unlinkSync } from "node:fs";
 import { open, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { describeIssues, RunFile } from "@bridgeworks/protocol";
+import { describeIssues, LegacyRunFile, RunFile } from "@bridgeworks/protocol";
 import { hasErrnoCode } from "./errno.js";
 import { isPidAlive as realIsPidAlive } from "./pid.js";
 import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
@@ -36,6 +36,8 @@ export async function writeRunFile(
 export type ReadRunFileResult =
   | { ok: true; runFile: RunFile }
   | { ok: false; reason: "missing"; message: string }
+  /** Written by an older bee, without the bridge's start time: nothing tells its bridge from a reused pid. */
+  | { ok: false; reason: "outdated"; message: string }
   | { ok: false; reason: "invalid"; message: string };
 
 /** Reads and validates a run file. Never follows a symlink. */
@@ -65,6 +67,13 @@ export async function readRunFile(path: string): Promise<ReadRunFileResult> {
     return { ok: false, reason: "invalid", message: `run file ${path} is not valid JSON` };
   }
   const parsed = RunFile.safeParse(json);
+  if (!parsed.success && LegacyRunFile.safeParse(json).success) {
+    return {
+      ok: false,
+      reason: "outdated",
+      message: `run file ${path} was written by an older bee (it names no process start time), so its bridge cannot be told from a reused pid`,
+    };
+  }
   if (!parsed.success) {
     // Issue paths and messages name fields only; they never echo a value such as the token.
     const problems = describeIssues(parsed.error.issues, { root: "(root)" });

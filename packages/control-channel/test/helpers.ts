@@ -1,10 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach } from "vitest";
+import {
+  challengeAuthorization,
+  mintNonce,
+  parseServerChallenge,
+  retireAuthorization,
+  retireMac,
+} from "../src/index.js";
 
 /** A fresh temp dir removed after the test. */
 export function useTempDirs(): () => Promise<string> {
@@ -120,6 +128,19 @@ export function send(port: number, options: SendOptions = {}): Promise<RawRespon
     request.on("error", reject);
     request.end(options.body);
   });
+}
+
+/**
+ * Asks the control server on `port` for a challenge and returns the `Authorization` of a retire that
+ * answers it with `token` (the hook's side of the exchange, without checking the server's proof).
+ */
+export async function proveRetire(port: number, token: string): Promise<string> {
+  const clientNonce = mintNonce(randomBytes);
+  const answer = await send(port, { headers: { authorization: challengeAuthorization(clientNonce) } });
+  const challenge = parseServerChallenge(String(answer.headers["www-authenticate"]));
+  if (challenge === undefined) throw new Error(`no challenge in the answer: ${answer.status} ${answer.body}`);
+  const { serverNonce } = challenge;
+  return retireAuthorization(serverNonce, retireMac(token, { clientNonce, serverNonce, port }));
 }
 
 /** Sends raw bytes (for requests node's client will not build) and returns the status code. */

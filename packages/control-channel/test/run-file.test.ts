@@ -18,7 +18,7 @@ import { deadPid, useTempDirs } from "./helpers.js";
 const tempDir = useTempDirs();
 
 function aRunFile(port = 40123): RunFile {
-  return { port, token: mintToken(randomBytes), pid: process.pid };
+  return { port, token: mintToken(randomBytes), pid: process.pid, startTime: "12345" };
 }
 
 async function runDir(): Promise<string> {
@@ -131,9 +131,10 @@ describe("readRunFile", () => {
     const token = mintToken(randomBytes);
     const cases: Record<string, string> = {
       "1.json": "{",
-      "2.json": JSON.stringify({ port: "80", token, pid: 1 }),
-      "3.json": JSON.stringify({ port: 80, token, pid: 1, extra: true }),
-      "4.json": JSON.stringify({ port: 80, token: `${token}0`, pid: 1 }),
+      "2.json": JSON.stringify({ port: "80", token, pid: 1, startTime: "9" }),
+      "3.json": JSON.stringify({ port: 80, token, pid: 1, startTime: "9", extra: true }),
+      "4.json": JSON.stringify({ port: 80, token: `${token}0`, pid: 1, startTime: "9" }),
+      "6.json": JSON.stringify({ port: 80, token, pid: 1, startTime: "" }),
     };
     for (const [name, text] of Object.entries(cases)) await writeFile(join(dir, name), text);
     await writeFile(join(dir, "target"), JSON.stringify({ port: 80, token, pid: 1 }));
@@ -144,6 +145,19 @@ describe("readRunFile", () => {
       expect(result, name).toMatchObject({ ok: false, reason: "invalid" });
       expect(JSON.stringify(result)).not.toContain(token);
     }
+  });
+
+  test("a run file of an older bee (no start time) is outdated, said in words, and the token is never echoed", async () => {
+    const dir = await runDir();
+    const token = mintToken(randomBytes);
+    const path = join(dir, "7.json");
+    await writeFile(path, JSON.stringify({ port: 80, token, pid: 1 }));
+    const result = await readRunFile(path);
+    expect(result).toEqual({
+      ok: false,
+      reason: "outdated",
+      message: `run file ${path} was written by an older bee (it names no process start time), so its bridge cannot be told from a reused pid`,
+    });
   });
 });
 

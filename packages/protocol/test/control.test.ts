@@ -1,27 +1,35 @@
 import { describe, expect, test } from "vitest";
-import { RetireOutcome, RunFile, retireOutcomeHttpStatus } from "../src/index.js";
+import { LegacyRunFile, RetireOutcome, RunFile, retireOutcomeHttpStatus } from "../src/index.js";
 import { failedPaths } from "./issues.js";
 
 const token = "a".repeat(64);
 
 describe("run file", () => {
-  test("accepts {port, token, pid}", () => {
-    expect(RunFile.parse({ port: 43121, token, pid: 4242 })).toEqual({ port: 43121, token, pid: 4242 });
+  test("accepts {port, token, pid, startTime}", () => {
+    const runFile = { port: 43121, token, pid: 4242, startTime: "987654" };
+    expect(RunFile.parse(runFile)).toEqual(runFile);
   });
 
   test.each([
-    [{ port: 0, token, pid: 1 }, "port"],
-    [{ port: 70000, token, pid: 1 }, "port"],
-    [{ port: 1, token: "short", pid: 1 }, "token"],
-    [{ port: 1, token: "A".repeat(64), pid: 1 }, "token"],
-    [{ port: 1, token, pid: -3 }, "pid"],
-    [{ port: 1, token, pid: 1.5 }, "pid"],
+    [{ port: 0, token, pid: 1, startTime: "1" }, "port"],
+    [{ port: 70000, token, pid: 1, startTime: "1" }, "port"],
+    [{ port: 1, token: "short", pid: 1, startTime: "1" }, "token"],
+    [{ port: 1, token: "A".repeat(64), pid: 1, startTime: "1" }, "token"],
+    [{ port: 1, token, pid: -3, startTime: "1" }, "pid"],
+    [{ port: 1, token, pid: 1.5, startTime: "1" }, "pid"],
+    [{ port: 1, token, pid: 1, startTime: "" }, "startTime"],
+    [{ port: 1, token, pid: 1 }, "startTime"],
   ])("refuses %j naming %s", (value, field) => {
     expect(failedPaths(RunFile, value)).toEqual([field]);
   });
 
   test("refuses extra keys, so nothing else is ever written beside the token", () => {
-    expect(RunFile.safeParse({ port: 1, token, pid: 1, env: {} }).success).toBe(false);
+    expect(RunFile.safeParse({ port: 1, token, pid: 1, startTime: "1", env: {} }).success).toBe(false);
+  });
+
+  test("the legacy shape is exactly the old {port, token, pid}, and no current run file is one", () => {
+    expect(LegacyRunFile.safeParse({ port: 1, token, pid: 1 }).success).toBe(true);
+    expect(LegacyRunFile.safeParse({ port: 1, token, pid: 1, startTime: "1" }).success).toBe(false);
   });
 });
 

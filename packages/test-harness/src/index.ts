@@ -19,6 +19,7 @@ export {
   readFaultLog,
   testOnlyNames,
 } from "./faults.js";
+export { type FloodTarget, type IdleFlood, idleFlood, openDescriptors } from "./flood.js";
 export {
   postgresClusterScript,
   postgresGlobalSetup,

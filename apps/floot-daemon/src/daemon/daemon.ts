@@ -27,6 +27,7 @@ import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
+import { apiConnectionLimitsFrom } from "./http/connection-policy.js";
 import { createDecisionActors } from "./http/decision-actor.js";
 import { maskingJournal } from "./masking-journal.js";
 import { createPeerProcessLookup } from "./peer-process.js";
@@ -288,6 +289,7 @@ async function startLocked(
         lookUpPeer: createPeerProcessLookup(),
         liveTurnProcesses: () => running.liveTurnProcesses(),
       }),
+      connectionLimits: apiConnectionLimitsFrom(env),
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     options.port ?? previous.port ?? 0,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { type HttpConnectionLimits, limitHttpConnections } from "@bridgeworks/control-channel";
 import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
@@ -11,6 +12,7 @@ import type { TurnCoordinator } from "../turn-coordinator.js";
 import type { UiAuth } from "../ui-auth.js";
 import { ApiError, notAllowed, sendError } from "./api-error.js";
 import { listenOnSocket } from "./api-socket.js";
+import { defaultApiConnectionLimits } from "./connection-policy.js";
 import type { DecisionActors } from "./decision-actor.js";
 import { type Caller, createGuards } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
@@ -41,6 +43,8 @@ export interface ApiDeps {
   actorOf: DecisionActors;
   /** Whether each backend's sandbox can run here. */
   sandboxStatus: SandboxStatus;
+  /** Each listener's, the TCP port's and the socket's; default `defaultApiConnectionLimits`. */
+  connectionLimits?: HttpConnectionLimits;
 }
 
 /**
@@ -136,7 +140,9 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
         sendError(response, error, deps.logger),
       );
     };
+  const limits = deps.connectionLimits ?? defaultApiConnectionLimits;
   const server = createServer(handlerFor("tcp"));
+  limitHttpConnections(server, limits);
   try {
     await listen(server, port);
   } catch (error) {
@@ -155,6 +161,7 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   await deps.uiAuth.retainPort(boundPort);
   const socketServer = deps.socketPath === undefined ? undefined : createServer(handlerFor("socket"));
   if (socketServer !== undefined && deps.socketPath !== undefined) {
+    limitHttpConnections(socketServer, limits);
     try {
       await listenOnSocket(socketServer, deps.socketPath);
     } catch (error) {
