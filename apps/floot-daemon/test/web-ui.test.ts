@@ -3,7 +3,12 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type ScriptInput, textReply } from "@bridgeworks/model-double";
-import type { FlootSession, TurnRecord, UiCredential } from "@bridgeworks/protocol";
+import {
+  type FlootSession,
+  secretValueMinLength,
+  type TurnRecord,
+  type UiCredential,
+} from "@bridgeworks/protocol";
 import type { Page } from "playwright-core";
 import { describe, expect, test } from "vitest";
 import {
@@ -263,7 +268,7 @@ describe("web UI", () => {
     await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
   });
 
-  test("5. a requestSecret form survives a restart; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
+  test("5. a requestSecret form survives a restart and a value too short to mask; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
     // The tool prints the value as is and base64-encoded (the credential file the result named, in the
@@ -346,7 +351,20 @@ describe("web UI", () => {
     await again.waitFor();
     await expect(again.textContent()).resolves.toContain("interrupted");
 
-    await again.getByLabel("Value of API_TOKEN").fill(secret);
+    // A value too short to mask: the daemon's reason on the form, which stays open for a proper value.
+    const field = again.getByLabel("Value of API_TOKEN");
+    await expect(field.getAttribute("placeholder")).resolves.toBe(
+      `at least ${secretValueMinLength} characters`,
+    );
+    await field.fill("ta");
+    await again.getByRole("button", { name: "Provide" }).click();
+    await again.locator(".secret-note.is-error").waitFor({ timeout: 30_000 });
+    await expect(again.locator(".secret-note").textContent()).resolves.toContain(
+      `at least ${secretValueMinLength} characters long`,
+    );
+    expect(await w.secretRequests()).toMatchObject([{ id: request!.id, status: "orphaned" }]);
+
+    await field.fill(secret);
     await again.getByRole("button", { name: "Provide" }).click();
     await page.getByText("Deployed with the token.").waitFor({ timeout: 60_000 });
     const retry = (await w.turns(session.id)).find((t) => t.retryOf === turn.id)!;

@@ -29,6 +29,24 @@ export type SecretResolution = z.infer<typeof SecretResolution>;
 /** Statuses a request can still be answered from. */
 export const openSecretRequestStatuses: readonly SecretRequestStatus[] = ["pending", "orphaned"];
 
+/**
+ * The shortest secret value the daemon takes (in characters, as JavaScript counts them); a shorter one is
+ * refused at submission (`secret_too_short`). The daemon masks a submitted value, as is and in every
+ * encoding it masks, wherever a turn's content holds it. A shorter value would match what a turn
+ * ordinarily shows, not only the secret: two to seven characters are common words and parts of words
+ * (`ta` in "data" and "start"), numbers and the keys of a tool's JSON input (`command`, `content`),
+ * and their base64 forms (at most ten characters of the base64 alphabet) turn up by chance in hashes,
+ * ids and encoded output; each such match would become a marker, unreadable and many times longer than
+ * what it replaced. Eight is also what GitLab asks of a masked CI/CD variable.
+ */
+export const secretValueMinLength = 8;
+
+/** Why `value` cannot be submitted as a secret (the daemon's refusal, word for word), or undefined. */
+export function secretValueProblem(value: string): string | undefined {
+  if (value.length >= secretValueMinLength) return undefined;
+  return `a secret must be at least ${secretValueMinLength} characters long: a shorter value cannot be masked without masking ordinary words and ids too; the request stays open for a proper value`;
+}
+
 /** What a `requestSecret` tool call asks for. */
 export const SecretRequestDraft = lazySchema(() =>
   z.strictObject({

@@ -6,6 +6,8 @@ import {
   SecretRequestStatus,
   SecretResolution,
   type SecretResolvedEvent,
+  secretValueMinLength,
+  secretValueProblem,
 } from "../src/index.js";
 
 const request: SecretRequest = {
@@ -81,5 +83,15 @@ describe("SecretRequestDraft and SecretResolution", () => {
       "expired",
       "orphaned",
     ]);
+  });
+});
+
+describe("secretValueProblem", () => {
+  test(`a value of fewer than ${secretValueMinLength} characters has a reason naming the minimum; a longer one none`, () => {
+    expect(secretValueProblem("a".repeat(secretValueMinLength - 1))).toContain(
+      `at least ${secretValueMinLength} characters`,
+    );
+    expect(secretValueProblem("")).toBeDefined();
+    expect(secretValueProblem("a".repeat(secretValueMinLength))).toBeUndefined();
   });
 });

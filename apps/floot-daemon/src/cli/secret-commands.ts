@@ -1,5 +1,9 @@
 import { defineCommand, defineGroup, UsageError } from "@bridgeworks/cli";
-import type { FlootSecretRequestList, SubmitSecretResponse } from "@bridgeworks/protocol";
+import {
+  type FlootSecretRequestList,
+  type SubmitSecretResponse,
+  secretValueMinLength,
+} from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
 import { readSecret } from "./secret-prompt.js";
@@ -27,7 +31,7 @@ const listCommand = command({
 
 const submitCommand = command({
   name: "submit",
-  summary: "answer a secret request: the value from stdin, or a prompt that does not echo; never argv",
+  summary: `answer a secret request: the value (at least ${secretValueMinLength} characters) from stdin, or a prompt that does not echo; never argv`,
   positionals: [{ name: "request", summary: "the request's id" }],
   options: daemonOptions,
   examples: [

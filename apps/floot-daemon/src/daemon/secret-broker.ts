@@ -1,9 +1,10 @@
-import type {
-  DecisionActor,
-  SecretRequest,
-  SecretRequestDraft,
-  SubmitSecretResponse,
-  TurnRecord,
+import {
+  type DecisionActor,
+  type SecretRequest,
+  type SecretRequestDraft,
+  type SubmitSecretResponse,
+  secretValueProblem,
+  type TurnRecord,
 } from "@bridgeworks/protocol";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import type { SecretMask } from "./secret-mask.js";
@@ -18,7 +19,7 @@ export type SecretAnswer =
   | { kind: "provided"; credential: Credential }
   | { kind: "withdrawn"; reason: string };
 
-export type SecretBrokerErrorCode = "secret_request_not_found" | "secret_request_closed";
+export type SecretBrokerErrorCode = "secret_request_not_found" | "secret_request_closed" | "secret_too_short";
 
 export class SecretBrokerError extends Error {
   constructor(
@@ -91,13 +92,16 @@ export class SecretBroker {
 
   /**
    * The human's answer, journaled with who gave it. `value` goes to the vault, and to the mask (memory)
-   * before any tool can print it.
+   * before any tool can print it. A value too short to mask (`secretValueMinLength`) is refused and the
+   * request stays as it was.
    */
   submit(requestId: string, value: string, by: DecisionActor): SubmitSecretResponse {
     const request = this.#journal.getSecretRequest(requestId);
     if (!request) {
       throw new SecretBrokerError("secret_request_not_found", `secret request ${requestId} does not exist`);
     }
+    const problem = secretValueProblem(value);
+    if (problem !== undefined) throw new SecretBrokerError("secret_too_short", problem);
     if (request.status === "pending" || request.status === "orphaned")
       this.#mask?.register(request.name, value);
     if (request.status === "pending") {

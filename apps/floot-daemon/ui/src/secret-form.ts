@@ -1,4 +1,4 @@
-import type { SecretRequest, SubmitSecretResponse } from "@bridgeworks/protocol";
+import { type SecretRequest, type SubmitSecretResponse, secretValueMinLength } from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
 
@@ -7,7 +7,8 @@ let formCount = 0;
 /**
  * The answer to a `requestSecret` call. The value lives only in the password field until it is sent:
  * the field has no `name` (a fallback form submission would not carry it), the page keeps no copy, and
- * the field is emptied as soon as the request is on its way.
+ * the field is emptied as soon as the request is on its way. A value the daemon refuses (too short to
+ * mask) leaves the form open with the daemon's reason.
  */
 export class SecretForm {
   readonly element: HTMLElement;
@@ -30,6 +31,7 @@ export class SecretForm {
       autocapitalize: "off",
       spellcheck: "false",
       required: true,
+      placeholder: `at least ${secretValueMinLength} characters`,
       "aria-describedby": `${id}-note`,
       "data-secret-input": request.id,
     });

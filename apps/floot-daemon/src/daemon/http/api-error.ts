@@ -44,6 +44,7 @@ const journalErrorStatus: Record<JournalErrorCode, number> = {
 const brokerErrorStatus: Record<SecretBrokerErrorCode, number> = {
   secret_request_not_found: 404,
   secret_request_closed: 409,
+  secret_too_short: 400,
 };
 
 /** A refusal the HTTP layer itself makes: its status follows from its code. */
