@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Checks an installed app of nix/apps.json inside the Nix sandbox (installCheckPhase), with
-// nothing but node: a CLI answers --version; a Pi package is loaded by the real Pi (both lines,
+// nothing but node: a CLI answers --version, and node leaves a --env-file among its arguments to it
+// (the wrapper ends node's options with `--`); a Pi package is loaded by the real Pi (both lines,
 // from the build's workspace) and registers its provider; every prebuilt executable it ships
 // (apps.json nativeExecutables) runs. Plain Node with no dependencies; packages/repo-checks runs
 // it against made-up installs.
@@ -10,7 +11,7 @@
 // <out> is the package's store path ($out: bin/ and lib/<app>/). A Pi package needs the
 // workspace root, where its Pi hosts (apps.json piHosts) are installed.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -58,6 +59,33 @@ function checkVersion(app, out, version) {
     );
   }
   return `${app.mainProgram} --version: ${result.stdout.trim()}`;
+}
+
+/**
+ * Node acts on a --env-file anywhere on its command line, even after the script's name, unless `--`
+ * ends its options first: a wrapper without it would run the file's NODE_OPTIONS (`--require`) in the
+ * program. Given one whose NODE_OPTIONS writes a marker, the program must answer for itself.
+ */
+function checkEnvFileLeftToProgram(app, out) {
+  const program = join(out, "bin", app.mainProgram);
+  const dir = mkdtempSync(join(tmpdir(), "check-app-env-file-"));
+  try {
+    const marker = join(dir, "required-ran");
+    writeFileSync(
+      join(dir, "mark.cjs"),
+      `require("node:fs").writeFileSync(${JSON.stringify(marker)}, "");\n`,
+    );
+    writeFileSync(join(dir, "hostile.env"), `NODE_OPTIONS=--require ${join(dir, "mark.cjs")}\n`);
+    const result = run(program, ["--env-file", join(dir, "hostile.env")]);
+    if (existsSync(marker)) {
+      fail(
+        `${app.mainProgram} --env-file F: node ran F's NODE_OPTIONS before the program (start node with \`--\` before the entry)`,
+      );
+    }
+    return `${app.mainProgram} --env-file F: left to the program (exit ${result.status}), node read no file`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The model table rows of a provider (Pi 0.73 prints the table on stderr, so both streams count). */
@@ -127,7 +155,7 @@ function checkApp({ appsJson, name, out, workspaceRoot }) {
   const libDir = join(out, "lib", name);
   const { version } = readJson(join(libDir, "package.json"));
   const lines = [];
-  if (app.kind === "cli") lines.push(checkVersion(app, out, version));
+  if (app.kind === "cli") lines.push(checkVersion(app, out, version), checkEnvFileLeftToProgram(app, out));
   else if (app.kind === "pi-package") lines.push(...checkPiPackage(app, libDir, workspaceRoot));
   else fail(`${name}: unknown kind ${app.kind}`);
   lines.push(...checkNativeExecutables(app, libDir));

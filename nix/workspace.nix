@@ -202,8 +202,10 @@ let
       + (
         if app.kind == "cli" then
           ''
+            # `--` ends node's options: node reads a --env-file anywhere on its command line,
+            # even among the program's own arguments, unless `--` comes first.
             makeWrapper ${lib.getExe nodejs} "$out/bin/${app.mainProgram}" \
-              --add-flags "$out/lib/${name}/${app.entry}"
+              --add-flags "-- $out/lib/${name}/${app.entry}"
           ''
         else
           ''

@@ -50,7 +50,7 @@ async function startDaemon(args) {
     `bootstrap: use the CLI on this daemon with: npm run floot -- <command> (try: npm run floot -- open)`,
   );
   // One sign-in link, written by the daemon to the terminal itself: never to stderr, which may be a log.
-  const daemonArgs = [floot, "daemon", "--sign-in-link", ...args];
+  const daemonArgs = ["--", floot, "daemon", "--sign-in-link", ...args];
   process.exitCode = await supervise("floot daemon", process.execPath, daemonArgs, {
     cwd: root,
     env,
@@ -59,9 +59,11 @@ async function startDaemon(args) {
 
 // The CLI's own output only: the build before it speaks up only when it fails.
 function runFlootCli(args) {
-  step("floot", process.execPath, [buildFloot({ quiet: true }), ...args]);
+  step("floot", process.execPath, ["--", buildFloot({ quiet: true }), ...args]);
 }
 
+// Node reads a --env-file anywhere on its command line, even among the script's own arguments, unless
+// `--` ends Node's options first: floot (and this script, in package.json) are started after one.
 // The checkout embeds its own state dir, so `npm start` never touches a user's daemon state.
 function buildFloot({ quiet = false } = {}) {
   step("build", pnpm, ["run", "build", "--filter", "@bridgeworks/floot-daemon..."], { quiet });

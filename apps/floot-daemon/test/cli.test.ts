@@ -81,7 +81,7 @@ describe("the built floot", () => {
       "--allowed-tool TOOL",
       "--permission-mode",
       "--env NAME",
-      "--env-file FILE",
+      "--env-from FILE",
     ]) {
       expect(result.stdout).toContain(flag);
     }
@@ -108,15 +108,19 @@ describe("usage before the daemon", () => {
     [["session", "create", "--backend", "gemini"], '--backend: must be claude or codex, got "gemini"'],
     [
       ["session", "create", "--backend", "claude", "--env", "TOKEN=hunter2"],
-      'got "TOKEN=…"; for NAME=VALUE pairs use --env-file',
+      'got "TOKEN=…"; for NAME=VALUE pairs use --env-from',
     ],
     [
       ["session", "create", "--backend", "claude", "--env", "FLOOT_TEST_SURELY_UNSET"],
       "--env: FLOOT_TEST_SURELY_UNSET is not set in floot's environment",
     ],
     [
+      ["session", "create", "--backend", "claude", "--env-from", "/nonexistent/x.env"],
+      "--env-from: cannot read",
+    ],
+    [
       ["session", "create", "--backend", "claude", "--env-file", "/nonexistent/x.env"],
-      "--env-file: cannot read",
+      "--env-file: is now --env-from FILE",
     ],
     [
       ["session", "create", "--backend", "claude", "--permission-mode", "yolo"],

@@ -13,10 +13,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FlootDaemonFile } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { stageBundleForOtherUsers } from "./daemon-harness.js";
+import { appDir, stageBundleForOtherUsers, stageForOtherUsers } from "./daemon-harness.js";
 
 // A hostile local user against the CLI side (issue 12, attacks 2 and 4). The victim's daemon and CLI
 // run as a uid of their own (never root, so the owner checks bite as for any user), the attacker as
@@ -40,12 +41,18 @@ function removeSharedDirs(): void {
   }
 }
 
-// The victim runs a copy of the bundle: the checkout may be out of its uid's reach.
+// The victim runs a copy of the bundle (the checkout may be out of its uid's reach), and on a desktop
+// a browser stand-in as its xdg-open.
 let victimBundle: ReturnType<typeof stageBundleForOtherUsers>;
+let victimOpener: ReturnType<typeof stageForOtherUsers>;
 beforeAll(() => {
   victimBundle = stageBundleForOtherUsers();
+  victimOpener = stageForOtherUsers({ "bin/xdg-open": join(appDir, "test/hostile/xdg-open-recorder") });
 });
-afterAll(() => victimBundle.remove());
+afterAll(() => {
+  victimBundle.remove();
+  victimOpener.remove();
+});
 
 beforeEach(() => {
   removeSharedDirs();
@@ -213,7 +220,7 @@ describe("attack 4: another user pre-creates the shared runtime dir", () => {
       },
     ],
   ])(
-    "%s: the daemon uses a fresh private dir; it can neither swap the secrets nor block a restart",
+    "%s: the daemon and floot open use a fresh private dir; it can neither read nor swap what is in it, nor block a restart",
     async (_what, plant) => {
       expect(existsSync(dirname(sharedBase))).toBe(true);
       chmodSync(root, 0o777); // let the attacker create its symlink target beside the victim's dirs
@@ -234,10 +241,42 @@ describe("attack 4: another user pre-creates the shared runtime dir", () => {
       expect(first.stderr()).toContain("runtime dir replaced by a fresh private one");
       expect(flootAsVictim(["session", "list"])).toMatchObject({ code: 0, stdout: "no sessions\n" });
 
-      // Nothing of the victim's is in the attacker's dir, and the attacker can neither list, swap nor
-      // add to the fresh one.
+      // floot open copes as the daemon does: the link on the terminal, and on a desktop the browser's
+      // redirect page in the daemon's fresh dir, 0600.
+      const plain = flootAsVictim(["open", "--no-browser"]);
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.stdout).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#login=\S+\n$/);
+      const opened = join(home, "opened");
+      const desktop = runAs(
+        victim,
+        process.execPath,
+        [victimBundle.bundlePath, "open", "--state", stateDir],
+        {
+          env: {
+            ...victimEnv(),
+            DISPLAY: ":0",
+            PATH: `${join(victimOpener.root, "bin")}:${process.env.PATH}`,
+            FLOOT_TEST_OPENED: opened,
+          },
+        },
+      );
+      expect(desktop.code, desktop.stderr).toBe(0);
+      const link = desktop.stdout.trim();
+      await waitUntil(() => existsSync(opened), 30_000, "the browser stand-in read its page");
+      const [pageUrl = "", ...page] = readFileSync(opened, "utf8").split("\n");
+      const pagePath = fileURLToPath(pageUrl);
+      expect(dirname(dirname(pagePath))).toBe(runtimeDir);
+      expect(page.join("\n")).toContain(`url=${link}`);
+      const pageStats = lstatSync(pagePath);
+      expect({ uid: pageStats.uid, mode: pageStats.mode & 0o777 }).toEqual({ uid: victim, mode: 0o600 });
+      const code = link.slice(link.indexOf("#login=") + "#login=".length);
+      expect(runAs(attacker, "cat", [pagePath]).code).not.toBe(0);
+
+      // Nothing of the victim's is in the attacker's dir (no code anywhere it can read), and the
+      // attacker can neither list, swap nor add to the fresh one.
       const attackerDir = planted.isSymbolicLink() ? join(root, "attacker-target") : sharedBase;
       expect(readdirSync(attackerDir)).toEqual([]);
+      expect(runAs(attacker, "grep", ["-rlsF", code, "/dev/shm", root]).stdout).toBe("");
       expect(runAs(attacker, "ls", [runtimeDir]).code).not.toBe(0);
       expect(runAs(attacker, "mv", [join(runtimeDir, "secrets"), join(attackerDir, "stolen")]).code).not.toBe(
         0,

@@ -78,14 +78,15 @@ describe("the daemon's dirs", () => {
     );
   });
 
-  test("a dead daemon's secret files and socket are removed at start, in its own dir and a previous one", () => {
+  test("a dead daemon's secret files, socket and sign-in pages are removed at start, in its own dir and a previous one", () => {
     const current = join(fresh(), "current");
     const previous = join(root, "previous");
-    for (const dir of [current, join(current, "secrets"), previous, join(previous, "secrets")])
-      mkdirSync(dir, { mode: 0o700 });
+    for (const dir of [current, previous])
+      for (const sub of ["", "secrets", "open"]) mkdirSync(join(dir, sub), { mode: 0o700 });
     for (const dir of [current, previous]) {
       chmodSync(dir, 0o700);
       writeFileSync(join(dir, "secrets", "cred-1"), "s3cret", { mode: 0o600 });
+      writeFileSync(join(dir, "open", "sign-in-1.html"), "#login=code", { mode: 0o600 });
       writeFileSync(join(dir, "api.sock"), "");
     }
     removeDeadDaemonFiles(current, join(previous, "api.sock"));

@@ -15,7 +15,7 @@ import {
   requestSecretStep,
 } from "./daemon-harness.js";
 
-// `floot secret submit`, `--env NAME`, `--env-file FILE` and `floot send <session> -` keep values off every process's argv:
+// `floot secret submit`, `--env NAME`, `--env-from FILE` and `floot send <session> -` keep values off every process's argv:
 // while the built CLI runs, every /proc/*/cmdline is read again and again, and no value may show up.
 
 let root: string;
@@ -93,7 +93,7 @@ describe("values off argv", () => {
     expect(result.seenIn.length).toBeGreaterThan(0);
   });
 
-  test("session create --env NAME and --env-file FILE: values reach the session, no argv holds them", async () => {
+  test("session create --env NAME and --env-from FILE: values reach the session, no argv holds them", async () => {
     const fromEnv = `env-value-${randomBytes(8).toString("hex")}`;
     const fromFile = `file-value-${randomBytes(8).toString("hex")}`;
     const envFile = join(root, "session.env");
@@ -107,7 +107,7 @@ describe("values off argv", () => {
         "claude",
         "--env",
         "FROM_ENV",
-        "--env-file",
+        "--env-from",
         envFile,
         "--json",
       ]),
@@ -144,17 +144,17 @@ describe("values off argv", () => {
     expect((JSON.parse(result.stdout) as TurnRecord).input).toEqual({ prompt });
   });
 
-  test("a bad --env-file line is a usage error naming file:line, not the line", async () => {
+  test("a bad --env-from line is a usage error naming file:line, not the line", async () => {
     const envFile = join(root, "bad.env");
     writeFileSync(envFile, "GOOD=1\nthis line has hunter2 and no equals sign\n", { mode: 0o600 });
     const result = await runWatched(
       process.execPath,
-      floot(["session", "create", "--backend", "claude", "--env-file", envFile]),
+      floot(["session", "create", "--backend", "claude", "--env-from", envFile]),
       [],
     );
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      `floot session create: --env-file: ${envFile}:2: not a NAME=VALUE line (see 'floot session create --help')\n`,
+      `floot session create: --env-from: ${envFile}:2: not a NAME=VALUE line (see 'floot session create --help')\n`,
     );
     expect(result.stderr).not.toContain("hunter2");
   });

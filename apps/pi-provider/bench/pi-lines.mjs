@@ -13,7 +13,7 @@ const repoRoot = join(appDir, "../..");
 export function piLines() {
   const legacy = resolveRealClient("pi");
   const lines = [{ name: `pi ${legacy.version}`, node: process.execPath, cli: legacy.executable }];
-  const node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/ensure-node24.mjs")], {
+  const node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/ensure-node.mjs"), "24"], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim();

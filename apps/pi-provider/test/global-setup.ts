@@ -14,14 +14,14 @@ declare module "vitest" {
 
 /**
  * The e2e suites load the built bundle (what `pi install` ships), so build it first; and Pi's current
- * line needs Node 24, which scripts/ensure-node24.mjs installs on first use (never skipped).
+ * line needs Node 24, which `scripts/ensure-node.mjs 24` installs on first use (never skipped).
  */
 export default function setup(project: TestProject): void {
   execFileSync(join(appDir, "node_modules/.bin/tsdown"), ["--silent"], {
     cwd: appDir,
     stdio: ["ignore", "ignore", "inherit"],
   });
-  const node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/ensure-node24.mjs")], {
+  const node24 = execFileSync(process.execPath, [join(repoRoot, "scripts/ensure-node.mjs"), "24"], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim();

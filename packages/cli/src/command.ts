@@ -90,6 +90,11 @@ export interface CommandSpec<Context, O extends OptionSpecs, P extends readonly 
   /** More lines for the command's own help. */
   description?: string;
   options?: O;
+  /**
+   * Options the command no longer takes, by name without `--`, each with what to use instead: typed
+   * (alone or `--name=…`), one is a usage error with that text, never run. Left out of help and completion.
+   */
+  retiredOptions?: Readonly<Record<string, string>>;
   positionals?: P;
   examples?: readonly Example[];
   run(input: CommandInput<O, P>, context: Context): Promise<CommandOutcome> | CommandOutcome;
@@ -101,6 +106,7 @@ export interface Command<Context> {
   readonly summary: string;
   readonly description: string | undefined;
   readonly options: OptionSpecs;
+  readonly retiredOptions: Readonly<Record<string, string>>;
   readonly positionals: readonly PositionalSpec[];
   readonly examples: readonly Example[];
   run(
@@ -154,6 +160,7 @@ export function defineCommand<Context>() {
       summary: spec.summary,
       description: spec.description,
       options: spec.options ?? {},
+      retiredOptions: spec.retiredOptions ?? {},
       positionals: spec.positionals ?? [],
       examples: spec.examples ?? [],
       run: spec.run as Command<Context>["run"],

@@ -91,6 +91,7 @@ export function parseCommandArgs<Context>(
   argv: readonly string[],
 ): ParsedInput {
   const where = label(program, path);
+  refuseRetired(command.retiredOptions, argv);
   let parsed: {
     values: Record<string, string | boolean | (string | boolean)[] | undefined>;
     positionals: string[];
@@ -107,6 +108,17 @@ export function parseCommandArgs<Context>(
   }
   const args = checkPositionals(command.positionals, parsed.positionals, where);
   return { options: checkOptions(command.options, parsed.values), args };
+}
+
+/** A retired option anywhere before `--` (alone or `--name=…`) is refused with what replaced it. */
+function refuseRetired(retired: Readonly<Record<string, string>>, argv: readonly string[]): void {
+  for (const token of argv) {
+    if (token === "--") return;
+    if (!token.startsWith("--")) continue;
+    const name = token.slice(2).split("=", 1)[0] as string;
+    const instead = Object.hasOwn(retired, name) ? retired[name] : undefined;
+    if (instead !== undefined) throw new UsageError(`--${name}`, instead);
+  }
 }
 
 function parseArgsConfig(options: OptionSpecs) {

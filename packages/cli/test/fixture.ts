@@ -25,6 +25,7 @@ export const create = command({
     port: { type: "string", summary: "a port", placeholder: "N", parse: integer(0, 65_535) },
     json: { type: "boolean", summary: "print JSON" },
   },
+  retiredOptions: { "env-file": "is now --env-from FILE" },
   examples: [{ command: "demo session create --backend claude", summary: "a Claude session" }],
   run(input, seen) {
     // Compile-time checks of the inferred types: these assignments fail to typecheck if inference breaks.

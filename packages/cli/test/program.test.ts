@@ -105,6 +105,28 @@ describe("usage is checked before anything runs (exit 2, one line naming it)", (
     if (argv[0] !== "show") expect(result.seen.calls).toEqual([]);
   });
 
+  test.each([
+    [["session", "create", "--backend", "claude", "--env-file", "x.env"]],
+    [["session", "create", "--env-file=x.env", "--backend", "claude"]],
+    [["session", "create", "--nope", "--env-file"]],
+  ])("%j: a retired option is refused with what replaced it, before anything else", async (argv) => {
+    expect(await run(...argv)).toMatchObject({
+      code: 2,
+      stdout: "",
+      stderr: "demo session create: --env-file: is now --env-from FILE (see 'demo session create --help')\n",
+      seen: { calls: [] },
+    });
+  });
+
+  test("a retired option's name after -- is a word, not the option; help and completion leave it out", async () => {
+    expect((await run("session", "create", "--backend", "claude", "--", "--env-file")).stderr).toContain(
+      '"--env-file": is not an argument of demo session create',
+    );
+    expect((await run("session", "create", "--help")).stdout).not.toContain("env-file");
+    for (const shell of ["bash", "zsh", "fish"])
+      expect((await run("completion", shell)).stdout).not.toContain("env-file");
+  });
+
   test("the line names the command and where its help is", async () => {
     expect((await run("send")).stderr).toBe("demo send: <session>: is required (see 'demo send --help')\n");
   });

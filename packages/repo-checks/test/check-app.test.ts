@@ -91,6 +91,31 @@ describe("nix/check-app.mjs", () => {
     expect(result.stdout).toContain("check-app: tool: tool --version: tool 1.2.3");
   });
 
+  it.each([
+    ["passes", "node --", 0],
+    ["fails", "node", 1],
+  ])(
+    "%s a CLI whose wrapper runs `%s <entry>` (node acts on a --env-file before `--` only)",
+    (_, node, status) => {
+      write(
+        join(root, "out/tool/lib/tool/bundle/tool.mjs"),
+        'if (process.argv[2] === "--version") console.log("tool 1.2.3");\nelse process.exitCode = 2;\n',
+      );
+      write(
+        join(root, "out/tool/bin/tool"),
+        `#!/bin/sh\nexec ${node} "${shellVar("0%/bin/tool")}/lib/tool/bundle/tool.mjs" "$@"\n`,
+        0o755,
+      );
+      const result = run("tool");
+      expect(result.status).toBe(status);
+      if (status === 0) {
+        expect(result.stdout).toContain("tool --env-file F: left to the program (exit 2), node read no file");
+      } else {
+        expect(result.stderr).toContain("tool --env-file F: node ran F's NODE_OPTIONS before the program");
+      }
+    },
+  );
+
   it("fails a CLI whose --version prints another version", () => {
     write(join(root, "out/tool/bin/tool"), '#!/bin/sh\necho "tool 9.9.9"\n', 0o755);
     const result = run("tool");

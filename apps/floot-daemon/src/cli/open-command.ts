@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import { defineCommand } from "@bridgeworks/cli";
 import type { FlootLoginCode } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
@@ -10,7 +11,7 @@ export const openCommand = defineCommand<FlootContext>()({
   summary: "print a one-time sign-in link to the web UI (and open it where there is a desktop)",
   description:
     "The link's code is in its fragment (#login=…), which a browser never sends to a server. The browser\n" +
-    "is handed a 0600 redirect file in the private runtime dir, never the link: argv is public.",
+    "is handed a 0600 redirect file in the daemon's private runtime dir, never the link: argv is public.",
   options: {
     "no-browser": { type: "boolean", summary: "only print the link" },
     ...daemonOptions,
@@ -22,7 +23,7 @@ export const openCommand = defineCommand<FlootContext>()({
     show(context, options.json, { url, expiresAt: login.expiresAt }, () => url);
     if (!options.json) context.stderr.write(`a one-time link, valid until ${login.expiresAt}\n`);
     if (!options["no-browser"] && desktopOpener(context.env) !== undefined) {
-      openInBrowser(await writeSignInFile(url, context.env), context.env);
+      openInBrowser(writeSignInFile(url, dirname(client.socketPath)), context.env);
     }
   },
 });

@@ -13,6 +13,8 @@ import { sessionEnv } from "./session-env.js";
 
 const command = defineCommand<FlootContext>();
 
+const nodeOwnsIt = "is Node's own option, which Node acts on even after the script's name";
+
 const createCommand = command({
   name: "create",
   summary: "create a session on the Claude Code or Codex CLI; prints its id",
@@ -31,7 +33,7 @@ const createCommand = command({
       multiple: true,
       summary: "pass NAME with its value from floot's own environment (never in argv; never shown again)",
     },
-    "env-file": {
+    "env-from": {
       type: "string",
       placeholder: "FILE",
       multiple: true,
@@ -83,6 +85,12 @@ const createCommand = command({
     },
     ...daemonOptions,
   },
+  // Node itself acts on a --env-file it finds anywhere on its command line, even after the script's
+  // name (Node 20.20, 22.23 and 24.22, measured): floot's own option has another name.
+  retiredOptions: {
+    "env-file": `is now --env-from FILE: --env-file ${nodeOwnsIt}`,
+    "env-file-if-exists": `is not floot's, NAME=VALUE lines come with --env-from FILE: --env-file-if-exists ${nodeOwnsIt}`,
+  },
   examples: [
     {
       command: "floot session create --backend claude --allowed-tool Bash --permission-mode dontAsk",
@@ -105,12 +113,12 @@ const createCommand = command({
       summary: "a Codex session with the token from floot's own environment",
     },
     {
-      command: "floot session create --backend claude --env-file ./session.env",
+      command: "floot session create --backend claude --env-from ./session.env",
       summary: "a Claude Code session with NAME=VALUE lines from a file",
     },
   ],
   async run({ options }, context) {
-    const env = sessionEnv(options.env, options["env-file"], context);
+    const env = sessionEnv(options.env, options["env-from"], context);
     const client = connect(context, options.state);
     const session = await client.request<FlootSession>("POST", "/v1/sessions", {
       backend: options.backend,

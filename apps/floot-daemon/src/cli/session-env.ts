@@ -5,7 +5,7 @@ import { EnvVarName } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
 
 /**
- * A session's `env`, with no value on any command line: `--env-file F` lines (in order), then each
+ * A session's `env`, with no value on any command line: `--env-from F` lines (in order), then each
  * `--env NAME` with its value from floot's own environment. Nothing here ever repeats a value in an
  * error: a refused line or argument is named by file and line, or by its name.
  */
@@ -22,7 +22,7 @@ export function sessionEnv(
       text = readFileSync(path, "utf8");
     } catch (error) {
       throw new UsageError(
-        "--env-file",
+        "--env-from",
         `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? error}`,
       );
     }
@@ -32,7 +32,7 @@ export function sessionEnv(
     if (name.includes("=")) {
       throw new UsageError(
         "--env",
-        `takes a variable NAME, whose value is read from floot's own environment (a value in argv is readable by every user); got "${name.slice(0, name.indexOf("="))}=…"; for NAME=VALUE pairs use --env-file`,
+        `takes a variable NAME, whose value is read from floot's own environment (a value in argv is readable by every user); got "${name.slice(0, name.indexOf("="))}=…"; for NAME=VALUE pairs use --env-from`,
       );
     }
     if (!EnvVarName.safeParse(name).success)
@@ -57,11 +57,11 @@ export function parseEnvFile(text: string, file: string): Record<string, string>
     if (trimmed === "" || trimmed.startsWith("#")) continue;
     const match = /^\s*(?:export\s+)?([^=\s]+)\s*=(.*)$/.exec(line);
     const where = `${file}:${index + 1}`;
-    if (match === null) throw new UsageError("--env-file", `${where}: not a NAME=VALUE line`);
+    if (match === null) throw new UsageError("--env-from", `${where}: not a NAME=VALUE line`);
     const [, name, rawValue] = match as unknown as [string, string, string];
     if (!EnvVarName.safeParse(name).success)
       throw new UsageError(
-        "--env-file",
+        "--env-from",
         `${where}: ${JSON.stringify(name)} is not an environment variable name`,
       );
     env[name] = unquote(rawValue.trim());

@@ -1,28 +1,24 @@
 import { randomBytes } from "node:crypto";
 import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ensureRunDir, resolveRunDir } from "@bridgeworks/control-channel";
-import { flootRuntimeDirRule } from "../daemon/runtime-dir.js";
+import { signInPagesDirName } from "../daemon/runtime-dir.js";
+import { ensurePrivateDir } from "../private-dir.js";
 
 /** Redirect files older than this are swept: their one-time codes are long expired. */
 const staleAfterMs = 10 * 60_000;
 
 /**
- * The sign-in link for a browser, as Jupyter does it: a 0600 HTML file in the user's private runtime dir
- * (0700) that redirects to the link, so what goes on the opener's and the browser's argv (readable by
- * every local user in `/proc/<pid>/cmdline`) is a file path, never the one-time code.
+ * The sign-in link for a browser, as Jupyter does it: a 0600 HTML file that redirects to the link, so
+ * what goes on the opener's and the browser's argv (readable by every local user in
+ * `/proc/<pid>/cmdline`) is a file path, never the one-time code. The file goes into `open/` of the
+ * daemon's own runtime dir (`runtimeDir`: where `daemon.json` names its socket, already checked to be a
+ * private dir of the user's), so `floot open` works wherever the daemon's resolver put it, a fresh
+ * private dir included when another user had taken the shared-tmpfs name first.
  */
-export async function writeSignInFile(
-  url: string,
-  env: Readonly<Record<string, string | undefined>>,
-  now = Date.now(),
-): Promise<string> {
-  const base = resolveRunDir(flootRuntimeDirRule, { env, homeDir: env.HOME || homedir() });
-  const dir = join(base, "open");
-  await ensureRunDir(base);
-  await ensureRunDir(dir);
+export function writeSignInFile(url: string, runtimeDir: string, now = Date.now()): string {
+  const dir = join(runtimeDir, signInPagesDirName);
+  ensurePrivateDir(dir, "sign-in page dir");
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     try {

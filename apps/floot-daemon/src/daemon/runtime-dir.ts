@@ -52,10 +52,10 @@ export function resolveRuntimeDir(
 }
 
 /**
- * Removes what dead daemons of this state dir left on the tmpfs (secret files, a stale socket): all
- * of `current`, and in the runtime dir the previous daemon named in `daemon.json` (when it is another
- * private dir of this user's) its socket and `secrets/`, then the dir if that emptied it. Only under
- * the state-dir lock: no live daemon of this state dir uses them.
+ * Removes what dead daemons of this state dir left on the tmpfs (secret files, a stale socket, sign-in
+ * pages): all of `current`, and in the runtime dir the previous daemon named in `daemon.json` (when it
+ * is another private dir of this user's) its socket, `secrets/` and `open/`, then the dir if that
+ * emptied it. Only under the state-dir lock: no live daemon of this state dir uses them.
  */
 export function removeDeadDaemonFiles(
   current: string,
@@ -66,7 +66,7 @@ export function removeDeadDaemonFiles(
   if (previousSocket === undefined) return;
   const previous = dirname(previousSocket);
   if (previous === current || privateDirProblem(previous, uid) !== undefined) return;
-  for (const name of [basename(previousSocket), secretsDirName]) {
+  for (const name of [basename(previousSocket), secretsDirName, signInPagesDirName]) {
     rmSync(join(previous, name), { recursive: true, force: true });
   }
   try {
@@ -78,3 +78,6 @@ export function removeDeadDaemonFiles(
 
 /** In the runtime dir: the secret vault's dir. */
 export const secretsDirName = "secrets";
+
+/** In the runtime dir: the 0600 redirect pages `floot open` hands the browser (`cli/sign-in-file.ts`). */
+export const signInPagesDirName = "open";

@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes as cryptoRandomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writePrivateFileAtomic } from "@bridgeworks/control-channel";
 import type { FlootLoginCode, UiCredential } from "@bridgeworks/protocol";
 import { loadDaemonKey } from "./daemon-key.js";
+import { serializedPrivateFile } from "./serialized-file.js";
 
 export interface UiAuthOptions {
   stateDir: string;
@@ -51,6 +51,8 @@ export class UiAuth {
   readonly #random: (size: number) => Buffer;
   readonly #loginCodeTtlMs: number;
   readonly #sessionTtlMs: number;
+  /** Saves the sessions one write at a time, each of the list as it is then: none is lost to a race. */
+  readonly #save: () => Promise<void>;
   #codes: Grant[] = [];
   #sessions: Session[];
 
@@ -62,6 +64,7 @@ export class UiAuth {
     this.#loginCodeTtlMs = options.loginCodeTtlMs ?? defaultLoginCodeTtlMs;
     this.#sessionTtlMs = options.sessionTtlMs ?? defaultSessionTtlMs;
     this.#sessions = this.#load();
+    this.#save = serializedPrivateFile(this.#path, () => this.#serialize());
   }
 
   mintLoginCode(): FlootLoginCode {
@@ -158,13 +161,13 @@ export class UiAuth {
     }
   }
 
-  async #save(): Promise<void> {
+  #serialize(): string {
     const sessions: StoredSession[] = this.#sessions.map((each) => ({
       digest: each.digest.toString("hex"),
       origin: each.origin,
       expiresAt: new Date(each.expiresAt).toISOString(),
     }));
-    await writePrivateFileAtomic(this.#path, `${JSON.stringify({ sessions })}\n`);
+    return `${JSON.stringify({ sessions })}\n`;
   }
 }
 
