@@ -4,6 +4,7 @@ export * from "./cli-spawner.js";
 export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";
+export * from "./floot-ui.js";
 export * from "./identity.js";
 export * from "./issues.js";
 export * from "./lazy-schema.js";
