@@ -154,6 +154,15 @@ async function setUp(): Promise<FlootWorld> {
   return world;
 }
 
+/** A tab signed in to a new daemon, which then dies; the other user binds its port. */
+async function squattedTab() {
+  const w = await setUp();
+  const port = w.daemon!.file.port;
+  const { page, token } = await signedInTab(w);
+  await w.killDaemon();
+  return { w, port, page, token, squatter: await squat(port) };
+}
+
 describe("a hostile local user against the web UI", () => {
   beforeAll(() => {
     attackerScripts = stageForOtherUsers({ hostile: hostileDir });
@@ -206,13 +215,8 @@ describe("a hostile local user against the web UI", () => {
   });
 
   test("attack 2, browser side: another user takes the dead daemon's port; the open page sends it nothing, and the token a reload lets it steal is revoked", async () => {
-    const w = await setUp();
-    const port = w.daemon!.file.port;
-    const { page, token } = await signedInTab(w);
-
     // 1. The daemon dies; the other user binds its port.
-    await w.killDaemon();
-    const squatter = await squat(port);
+    const { w, port, page, token, squatter } = await squattedTab();
 
     // 2. The open page (the daemon's own code) reconnects there: it challenges the port's owner, gets
     //    no valid proof, and sends no token, however often it retries.
@@ -284,14 +288,9 @@ describe("a hostile local user against the web UI", () => {
   }, 300_000);
 
   test("issue 36, attack 5: all a reloaded tab's storage, copied by a squatter that left before the daemon came back, opens nothing; the tab reattaches by itself", async () => {
-    const w = await setUp();
-    const port = w.daemon!.file.port;
-    const { page, token } = await signedInTab(w);
-
     // 1. The daemon dies; the other user binds its port; the tab, reloaded, runs its page, which copies
     //    sessionStorage and IndexedDB and signs made-up nonces with every key it finds there.
-    await w.killDaemon();
-    const squatter = await squat(port);
+    const { w, port, page, token, squatter } = await squattedTab();
     const stolen = await squatter.stealOnReload(page);
     expect(storedToken(stolen)).toBe(token);
 
