@@ -135,6 +135,8 @@ describe("HTTP API guards", () => {
       ["PUT", "/v1/turns/t1/cancel", "POST"],
       ["GET", "/ui/sign-in", "POST"],
       ["GET", "/ui/identity", "POST"],
+      ["GET", "/ui/challenge", "POST"],
+      ["GET", "/ui/access", "POST"],
       ["POST", "/", "GET, HEAD"],
     ];
     for (const [method, path, allow] of cases) {

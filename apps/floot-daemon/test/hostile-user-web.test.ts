@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
@@ -69,6 +71,19 @@ async function signedInTab(w: FlootWorld): Promise<{ page: Page; token: string }
   return { page, token: (JSON.parse(stored!) as { token: string }).token };
 }
 
+/** What the squatter's page copied out of the tab (test/hostile/port-squatter.mjs). */
+interface Loot {
+  session: Record<string, string>;
+  local: Record<string, string>;
+  indexedDB: { database: string; store: string; record: Record<string, unknown> }[];
+  signed: { nonce: string; signature: string }[];
+}
+
+/** The token the tab's sessionStorage names its sign-in by. */
+function storedToken(loot: Loot): string {
+  return (JSON.parse(loot.session["floot.credential"]!) as { token: string }).token;
+}
+
 /** The other user binds `port` and serves `test/hostile/port-squatter.mjs` there. */
 async function squat(port: number) {
   const squatter = asAttacker("port-squatter.mjs", [String(port)]);
@@ -77,12 +92,11 @@ async function squat(port: number) {
   expect(lines()[0]).toEqual({ listening: port, uid: Number(attackerUid) });
   return {
     lines,
-    /** Reloads the tab: the squatter's page runs in the tab's origin and posts its sessionStorage. */
-    async stealOnReload(page: Page): Promise<string> {
+    /** Reloads the tab: the squatter's page runs in the tab's origin and posts all it could copy. */
+    async stealOnReload(page: Page): Promise<Loot> {
       await page.reload();
       await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
-      const storage = lines().find((line) => line.stolen)!.stolen as Record<string, string>;
-      return (JSON.parse(storage["floot.credential"]!) as { token: string }).token;
+      return lines().find((line) => line.stolen)!.stolen as Loot;
     },
     async leave(): Promise<void> {
       process.kill(squatter.pid, "SIGTERM");
@@ -91,17 +105,62 @@ async function squat(port: number) {
   };
 }
 
-/** As the other user: the stolen token against the daemon on `port`, naming `claimed` as Host and Origin. */
-async function replay(token: string, port: number, claimed: number): Promise<Record<string, unknown>> {
-  const attempt = asAttacker("replay-token.mjs", [String(port), String(claimed)], { STOLEN_TOKEN: token });
+interface Replay {
+  uid: number;
+  tried: number;
+  bearers: { overview: number; create: number }[];
+  challenges: number[];
+  access: number[];
+  created: number[];
+}
+
+/** As the other user: all the tab's copied storage against the daemon on `port`, naming `claimed` as Host and Origin. */
+async function replay(loot: Loot, port: number, claimed: number): Promise<Replay> {
+  const attempt = asAttacker("replay-token.mjs", [String(port), String(claimed)], {
+    STOLEN: JSON.stringify(loot),
+  });
   await attempt.exited;
-  return jsonLines(attempt.stdout())[0]!;
+  return jsonLines(attempt.stdout())[0] as unknown as Replay;
+}
+
+/** Every status of a replay: each Bearer on /v1, each challenge, each signature offered. */
+function statusesOf(result: Replay) {
+  return {
+    overview: [...new Set(result.bearers.map((each) => each.overview))],
+    create: [...new Set(result.bearers.map((each) => each.create))],
+    challenges: [...new Set(result.challenges)].sort(),
+    access: [...new Set(result.access)].sort(),
+  };
+}
+
+/** A request to 127.0.0.1:`port` with `headers` (a Host of our choosing): its status and body. */
+function rawText(port: number, path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const request = httpRequest({ host: "127.0.0.1", port, path, headers }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
 }
 
 async function setUp(): Promise<FlootWorld> {
   world = await FlootWorld.create("claude", { steps: [] });
   await world.startDaemon();
   return world;
+}
+
+/** A tab signed in to a new daemon, which then dies; the other user binds its port. */
+async function squattedTab() {
+  const w = await setUp();
+  const port = w.daemon!.file.port;
+  const { page, token } = await signedInTab(w);
+  await w.killDaemon();
+  return { w, port, page, token, squatter: await squat(port) };
 }
 
 describe("a hostile local user against the web UI", () => {
@@ -156,13 +215,8 @@ describe("a hostile local user against the web UI", () => {
   });
 
   test("attack 2, browser side: another user takes the dead daemon's port; the open page sends it nothing, and the token a reload lets it steal is revoked", async () => {
-    const w = await setUp();
-    const port = w.daemon!.file.port;
-    const { page, token } = await signedInTab(w);
-
     // 1. The daemon dies; the other user binds its port.
-    await w.killDaemon();
-    const squatter = await squat(port);
+    const { w, port, page, token, squatter } = await squattedTab();
 
     // 2. The open page (the daemon's own code) reconnects there: it challenges the port's owner, gets
     //    no valid proof, and sends no token, however often it retries.
@@ -178,7 +232,7 @@ describe("a hostile local user against the web UI", () => {
 
     // 3. A reload loads the squatter's page into the tab's origin, which reads the token.
     const stolen = await squatter.stealOnReload(page);
-    expect(stolen).toBe(token);
+    expect(storedToken(stolen)).toBe(token);
 
     // 4. The victim's daemon, configured for that port, finds it taken: it fails, naming it, and
     //    revokes every token bound to it.
@@ -191,16 +245,12 @@ describe("a hostile local user against the web UI", () => {
     await squatter.leave();
     await w.startDaemon({}, {}, ["--port", String(port)]);
     expect(w.daemon!.file.port).toBe(port);
-    expect(await replay(stolen, port, port)).toEqual({
-      uid: Number(attackerUid),
-      overview: 401,
-      create: 401,
-    });
-    expect(await replay(stolen, port, port + 1)).toEqual({
-      uid: Number(attackerUid),
-      overview: 403,
-      create: 403,
-    });
+    // The sign-in is revoked: its token does not even get a challenge to sign.
+    const same = await replay(stolen, port, port);
+    expect(same.uid).toBe(Number(attackerUid));
+    expect(statusesOf(same)).toEqual({ overview: [401], create: [401], challenges: [401], access: [] });
+    const other = await replay(stolen, port, port + 1);
+    expect(statusesOf(other)).toEqual({ overview: [403], create: [403], challenges: [403], access: [] });
     const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
     expect(sessions).toEqual([]);
     // The user signs in again with a fresh link, on the same port.
@@ -225,17 +275,137 @@ describe("a hostile local user against the web UI", () => {
     // 2. The other user binds the old port; the tab, reloaded, hands its page the token.
     const squatter = await squat(port);
     const stolen = await squatter.stealOnReload(page);
-    expect(stolen).toBe(token);
+    expect(storedToken(stolen)).toBe(token);
 
-    // 3. Later the daemon is started on that port again (the squatter gone): the token is refused.
+    // 3. Later the daemon is started on that port again (the squatter gone): the sign-in was dropped
+    //    when the daemon bound another port, so its token gets no challenge.
     await squatter.leave();
     await w.killDaemon();
     await w.startDaemon({}, {}, ["--port", String(port)]);
-    expect(await replay(stolen, port, port)).toEqual({
-      uid: Number(attackerUid),
-      overview: 401,
-      create: 401,
+    const result = await replay(stolen, port, port);
+    expect(result.uid).toBe(Number(attackerUid));
+    expect(statusesOf(result)).toEqual({ overview: [401], create: [401], challenges: [401], access: [] });
+  }, 300_000);
+
+  test("issue 36, attack 5: all a reloaded tab's storage, copied by a squatter that left before the daemon came back, opens nothing; the tab reattaches by itself", async () => {
+    // 1. The daemon dies; the other user binds its port; the tab, reloaded, runs its page, which copies
+    //    sessionStorage and IndexedDB and signs made-up nonces with every key it finds there.
+    const { w, port, page, token, squatter } = await squattedTab();
+    const stolen = await squatter.stealOnReload(page);
+    expect(storedToken(stolen)).toBe(token);
+
+    // 2. The squatter leaves before the daemon starts again: the daemon finds its port free and has
+    //    nothing to revoke.
+    await squatter.leave();
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(w.daemon!.file.port).toBe(port);
+
+    // 3. Every string it copied, as a Bearer with the daemon's own Host and Origin, reads and creates
+    //    nothing; the token gets challenges (the session id, as long, gets none), and no signature it
+    //    holds (the page key's, made while its page was loaded, over nonces the daemon never issued, or
+    //    its own key's) answers one.
+    const result = await replay(stolen, port, port);
+    expect(result.uid).toBe(Number(attackerUid));
+    expect(result.tried).toBeGreaterThanOrEqual(3);
+    expect(statusesOf(result)).toEqual({
+      overview: [401],
+      create: [401],
+      challenges: [200, 401],
+      access: [401],
     });
+    expect(result.access.length).toBe(2 * stolen.signed.length + 1);
+    expect(result.created).toEqual([]);
+    const elsewhere = await replay(stolen, port, port + 1);
+    expect(statusesOf(elsewhere)).toEqual({ overview: [403], create: [403], challenges: [403], access: [] });
+    const { sessions } = await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions");
+    expect(sessions).toEqual([]);
+
+    // What it copied of the keys: CryptoKeys that would not export in any format, nothing else.
+    const keys = stolen.indexedDB.flatMap(({ record }) =>
+      Object.values(record).filter(
+        (value): value is { exported: Record<string, string> } =>
+          typeof value === "object" && value !== null && "exported" in value,
+      ),
+    );
+    expect(keys.length).toBe(2);
+    for (const key of keys) {
+      for (const outcome of Object.values(key.exported)) expect(outcome).toMatch(/^refused: /);
+    }
+    expect(stolen.signed.length).toBe(1);
+
+    // 4. The user's tab, reloaded on the daemon's page, reattaches with what it stored: no new sign-in.
+    await page.reload();
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    await page.getByRole("heading", { name: "Sessions" }).waitFor();
+  }, 300_000);
+
+  test("issue 36, localhost: another user cannot take [::1] on the daemon's port, so a localhost link reaches the daemon", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    const link = await signInLink(w);
+    // floot open names 127.0.0.1; a user may still type localhost, which Chromium tries on [::1] first.
+    expect(link.startsWith(`http://127.0.0.1:${port}/#login=`)).toBe(true);
+
+    const squatter = asAttacker("v6-squatter.mjs", [String(port)]);
+    await squatter.waitForOutput((out) => out.includes('"listen"'), 30_000);
+    const report = jsonLines(squatter.stdout()).find((line) => line.listen) as {
+      uid: number;
+      listen: Record<string, string>;
+    };
+    expect(report.uid).toBe(Number(attackerUid));
+    expect(report.listen).toEqual({ "::1": "EADDRINUSE", "::": "EADDRINUSE" });
+    await squatter.exited;
+
+    browser = await openBrowser();
+    await browser.page.goto(link.replace("127.0.0.1", "localhost"));
+    await browser.page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    expect(await browser.page.evaluate(() => location.origin)).toBe(`http://localhost:${port}`);
+    expect(squatter.stdout()).not.toContain('"seen"');
+  }, 180_000);
+
+  test("issue 36, localhost: with [::1] held by another user at start, the daemon serves no localhost, says why and names 127.0.0.1, and revokes that port's localhost sign-ins", async () => {
+    const w = await setUp();
+    const port = w.daemon!.file.port;
+    // A tab signed in on localhost while the daemon holds [::1].
+    browser = await openBrowser();
+    await browser.page.goto((await signInLink(w)).replace("127.0.0.1", "localhost"));
+    await browser.page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
+    const stored = await browser.page.evaluate(() => sessionStorage.getItem("floot.credential"));
+    const { token } = JSON.parse(stored!) as { token: string };
+    const sessionsFile = join(w.stateDir, "ui-sessions.json");
+    const digest = createHash("sha256").update(token).digest("hex");
+    expect(readFileSync(sessionsFile, "utf8")).toContain(digest);
+
+    // The daemon dies; the other user takes [::1] on its port; the daemon comes back on 127.0.0.1.
+    await w.killDaemon();
+    const squatter = asAttacker("v6-squatter.mjs", [String(port)]);
+    await squatter.waitForOutput((out) => out.includes('"listen"'), 30_000);
+    expect((jsonLines(squatter.stdout()).find((line) => line.listen) as { listen: unknown }).listen).toEqual({
+      "::1": "listening",
+      "::": "EADDRINUSE",
+    });
+    await w.startDaemon({}, {}, ["--port", String(port)]);
+    expect(w.daemon!.file.port).toBe(port);
+
+    // It says why in its log, and to anyone who names localhost, with the address to use instead.
+    const address = `http://127.0.0.1:${port}/`;
+    const logged = jsonLines(w.daemon!.process.stderr()).find((line) =>
+      String(line.message).includes("localhost is not served"),
+    );
+    expect(logged).toMatchObject({ level: "warn", port, code: "EADDRINUSE", revoked: 1 });
+    expect(String(logged?.reason)).toContain(`another process holds [::1]:${port}`);
+    const asLocalhost = { host: `localhost:${port}` };
+    const pageAnswer = await rawText(port, "/", asLocalhost);
+    expect(pageAnswer.status).toBe(403);
+    expect(pageAnswer.text).toContain(`<a href="${address}">${address}</a>`);
+    const apiAnswer = await rawText(port, "/v1/status", asLocalhost);
+    expect(apiAnswer.status).toBe(403);
+    expect((JSON.parse(apiAnswer.text) as { error: { message: string } }).error.message).toContain(address);
+    expect((await rawText(port, "/", { host: `127.0.0.1:${port}` })).status).toBe(200);
+    // The localhost sign-in is gone: whoever holds [::1] may have read that tab meanwhile.
+    expect(readFileSync(sessionsFile, "utf8")).not.toContain(digest);
+    process.kill(squatter.pid, "SIGTERM");
+    await squatter.exited;
   }, 300_000);
 
   test("the state dir's files and the daemon's environment are closed to another user; the page cannot be framed", async () => {

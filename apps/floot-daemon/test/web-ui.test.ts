@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -87,7 +88,7 @@ function rawRequest(
 }
 
 describe("web UI", () => {
-  test("1+6. the floot open link signs in once; the page's token is bound to its origin; no cookie exists", async () => {
+  test("1+6. the floot open link signs in once; the page's access token is bound to its origin, kept in no storage; the stored token opens nothing; no cookie exists", async () => {
     const w = await setUp({ steps: [] });
     const base = baseOf(w);
     const port = w.daemon!.file.port;
@@ -96,9 +97,22 @@ describe("web UI", () => {
     expect(index.status).toBe(200);
     expect(await index.text()).not.toContain(w.daemon!.file.token);
     expect((await fetch(`${base}/v1/sessions`)).status).toBe(401);
+    const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+    const { x, y } = publicKey.export({ format: "jwk" });
+    const someKey = { kty: "EC", crv: "P-256", x, y };
+    expect(
+      await rawRequest(
+        port,
+        "/ui/sign-in",
+        json,
+        "POST",
+        JSON.stringify({ code: "A".repeat(43), publicKey: someKey }),
+      ),
+    ).toBe(401);
+    // A sign-in without the page's public key is malformed.
     expect(
       await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code: "A".repeat(43) })),
-    ).toBe(401);
+    ).toBe(400);
 
     const url = await signInLink(w);
     const code = /#login=([A-Za-z0-9_-]{43})$/.exec(url)?.[1];
@@ -116,26 +130,66 @@ describe("web UI", () => {
     expect(page.url()).toBe(`${base}/#/`);
     expect(sent.filter((each) => each.url.includes(code!))).toEqual([]);
 
-    // No cookie at all; the credential is in this tab's sessionStorage, bound to this origin.
+    // No cookie at all; the sign-in is in this tab's sessionStorage, bound to this origin, its keys in
+    // IndexedDB as CryptoKeys that do not export.
     expect(await context.cookies()).toEqual([]);
     expect(await page.evaluate(() => document.cookie)).toBe("");
     const credential = JSON.parse(
       (await page.evaluate(() => sessionStorage.getItem("floot.credential"))) ?? "{}",
     ) as UiCredential;
     expect(credential.origin).toBe(base);
+    expect(credential.identityKey).toBeUndefined();
     expect(await page.content()).not.toContain(w.daemon!.file.token);
-    // Every API call carried the page's token (never the API token) as a header.
+    const keys = await page.evaluate(async () => {
+      const database = await new Promise<IDBDatabase>((resolve) => {
+        const opening = indexedDB.open("floot");
+        opening.onsuccess = () => resolve(opening.result);
+      });
+      const records = await new Promise<Record<string, unknown>[]>((resolve) => {
+        const reading = database.transaction("page-keys").objectStore("page-keys").getAll();
+        reading.onsuccess = () => resolve(reading.result as Record<string, unknown>[]);
+      });
+      return Promise.all(
+        records.flatMap((record) =>
+          Object.values(record)
+            .filter((value): value is CryptoKey => value instanceof CryptoKey)
+            .map(async (key) => ({
+              type: key.type,
+              extractable: key.extractable,
+              exported: await crypto.subtle.exportKey("jwk", key).then(
+                () => "exported",
+                (error: Error) => error.name,
+              ),
+            })),
+        ),
+      );
+    });
+    expect(keys).toEqual([
+      { type: "private", extractable: false, exported: "InvalidAccessError" },
+      { type: "secret", extractable: false, exported: "InvalidAccessError" },
+    ]);
+    // Every API call carried one access token (never the stored token, never the API token) as a
+    // header; it is in no storage of the page.
     const apiCalls = sent.filter((each) => new URL(each.url).pathname.startsWith("/v1/"));
     expect(apiCalls.length).toBeGreaterThan(0);
-    expect(new Set(apiCalls.map((each) => each.authorization))).toEqual(
-      new Set([`Bearer ${credential.token}`]),
-    );
+    const bearers = new Set(apiCalls.map((each) => each.authorization));
+    expect(bearers.size).toBe(1);
+    const accessToken = /^Bearer ([A-Za-z0-9_-]{43})$/.exec([...bearers][0] ?? "")?.[1];
+    expect(accessToken).toBeDefined();
+    expect([credential.token, w.daemon!.file.token]).not.toContain(accessToken);
+    const storage = await page.evaluate(() => JSON.stringify({ ...sessionStorage, ...localStorage }));
+    expect(storage).not.toContain(accessToken);
 
     // The code was single use.
-    expect(await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code }))).toBe(401);
+    expect(
+      await rawRequest(port, "/ui/sign-in", json, "POST", JSON.stringify({ code, publicKey: someKey })),
+    ).toBe(401);
 
-    // A foreign Origin or Host is refused, with the page's token as with the API token.
-    const bearer = { authorization: `Bearer ${credential.token}` };
+    // The stored token is no Bearer.
+    expect(await rawRequest(port, "/v1/sessions", { authorization: `Bearer ${credential.token}` })).toBe(401);
+
+    // A foreign Origin or Host is refused, with the page's access token as with the API token.
+    const bearer = { authorization: `Bearer ${accessToken}` };
     expect(await rawRequest(port, "/v1/sessions", bearer)).toBe(200);
     expect(await rawRequest(port, "/v1/sessions", { ...bearer, origin: "http://evil.example" })).toBe(403);
     expect(await rawRequest(port, "/v1/sessions", { ...bearer, host: `evil.example:${port}` })).toBe(403);
@@ -376,10 +430,20 @@ describe("web UI", () => {
       local: JSON.stringify({ ...localStorage }),
       session: JSON.stringify({ ...sessionStorage }),
       databases: (await indexedDB.databases()).map((each) => each.name),
+      pageKeys: await new Promise<unknown[]>((resolve) => {
+        const opening = indexedDB.open("floot");
+        opening.onsuccess = () => {
+          const reading = opening.result.transaction("page-keys").objectStore("page-keys").getAll();
+          reading.onsuccess = () =>
+            resolve((reading.result as object[]).map((record) => Object.keys(record)));
+        };
+      }),
       cookie: document.cookie,
       inputs: [...document.querySelectorAll("input")].map((input) => input.value),
     }));
-    expect(storage.databases).toEqual([]);
+    // IndexedDB holds the sign-in's keys and nothing else (the profile's files are searched below).
+    expect(storage.databases).toEqual(["floot"]);
+    expect(storage.pageKeys).toEqual([["sessionId", "signingKey", "identityKey", "expiresAt"]]);
     expect(JSON.stringify(storage)).not.toContain(secret);
     const cookies = await scope.browser!.context.cookies();
     expect(JSON.stringify(cookies)).not.toContain(secret);

@@ -181,37 +181,6 @@ export const FlootLoginCode = lazySchema(() =>
 );
 export type FlootLoginCode = z.infer<typeof FlootLoginCode>;
 
-const Base64Url256 = lazySchema(() => z.string().regex(/^[A-Za-z0-9_-]{43}$/, "must be 32 bytes, base64url"));
-
-/** `POST /ui/sign-in` body: the code from the sign-in link's fragment. */
-export const UiSignInRequest = lazySchema(() => z.strictObject({ code: Base64Url256 }));
-export type UiSignInRequest = z.infer<typeof UiSignInRequest>;
-
-/**
- * The web UI's credential, kept in the page's `sessionStorage` (one origin: scheme, host and port).
- * `token` goes in `Authorization: Bearer` and is valid only on the origin it was issued for;
- * `identityKey` lets the page check the daemon's identity (`POST /ui/identity`) before sending it.
- */
-export const UiCredential = lazySchema(() =>
-  z.strictObject({
-    token: Base64Url256,
-    sessionId: Base64Url256,
-    identityKey: Base64Url256,
-    origin: z.string(),
-    expiresAt: z.iso.datetime({ offset: true }),
-  }),
-);
-export type UiCredential = z.infer<typeof UiCredential>;
-
-/** `POST /ui/identity`: a fresh nonce; the daemon answers HMAC-SHA256(identityKey, `<origin>\n<nonce>`). */
-export const UiIdentityRequest = lazySchema(() =>
-  z.strictObject({ sessionId: Base64Url256, nonce: Base64Url256 }),
-);
-export type UiIdentityRequest = z.infer<typeof UiIdentityRequest>;
-
-export const UiIdentityProof = lazySchema(() => z.strictObject({ proof: Base64Url256 }));
-export type UiIdentityProof = z.infer<typeof UiIdentityProof>;
-
 /** A session with its current turn (the active one, else the latest), as the web UI's list shows it. */
 export const FlootSessionSummary = lazySchema(() =>
   z.strictObject({

@@ -5,6 +5,7 @@ export * from "./confinement.js";
 export * from "./control.js";
 export * from "./delivery.js";
 export * from "./floot-api.js";
+export * from "./floot-ui.js";
 export * from "./identity.js";
 export * from "./issues.js";
 export * from "./lazy-schema.js";

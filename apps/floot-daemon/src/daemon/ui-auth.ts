@@ -1,8 +1,21 @@
-import { createHash, createHmac, randomBytes as cryptoRandomBytes, timingSafeEqual } from "node:crypto";
+import {
+  createHash,
+  createHmac,
+  createPublicKey,
+  randomBytes as cryptoRandomBytes,
+  type KeyObject,
+} from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FlootLoginCode, UiCredential } from "@bridgeworks/protocol";
+import {
+  type FlootLoginCode,
+  type UiAccess,
+  type UiChallenge,
+  type UiCredential,
+  UiPublicKey,
+} from "@bridgeworks/protocol";
 import { loadDaemonKey } from "./daemon-key.js";
+import { digest, findDigest, live, PageAccess, type SignedInPage } from "./page-access.js";
 import { serializedPrivateFile } from "./serialized-file.js";
 
 export interface UiAuthOptions {
@@ -11,6 +24,8 @@ export interface UiAuthOptions {
   randomBytes?: (size: number) => Buffer;
   loginCodeTtlMs?: number;
   sessionTtlMs?: number;
+  challengeTtlMs?: number;
+  accessTtlMs?: number;
 }
 
 interface Grant {
@@ -18,14 +33,16 @@ interface Grant {
   expiresAt: number;
 }
 
-interface Session extends Grant {
-  origin: string;
+interface Session extends Grant, SignedInPage {
+  /** The page's public key as it sent it (what `ui-sessions.json` keeps; `publicKey` is it parsed). */
+  jwk: UiPublicKey;
 }
 
 interface StoredSession {
   digest: string;
   origin: string;
   expiresAt: string;
+  publicKey: UiPublicKey;
 }
 
 export const uiSessionsFileName = "ui-sessions.json";
@@ -34,11 +51,13 @@ const defaultSessionTtlMs = 14 * 24 * 60 * 60 * 1000;
 const maxOutstandingCodes = 64;
 
 /**
- * The web UI's sign-in. `floot open` (holding the API token) mints a one-time code; the page trades it
- * (`POST /ui/sign-in`) for a bearer token bound to the origin it signed in on (`http://127.0.0.1:<port>`),
- * which it keeps in `sessionStorage` and sends as `Authorization`. Only SHA-256 digests of codes and
- * tokens are kept, compared in constant time. Token digests persist in the state dir (0600), so an open
- * page reattaches after a restart on the same port; codes do not outlive the daemon.
+ * The web UI's sign-in. `floot open` (holding the API token) mints a one-time code; the page trades it,
+ * with its public key (`POST /ui/sign-in`), for a token bound to the origin it signed in on
+ * (`http://127.0.0.1:<port>`), which it keeps in `sessionStorage`. The token alone opens nothing: `/v1`
+ * takes an access token of this process (`PageAccess`), granted for a signature by the page's key. Only
+ * SHA-256 digests of codes and tokens are kept, compared in constant time. Token digests and public keys
+ * persist in the state dir (0600), so an open page reattaches after a restart on the same port; codes,
+ * nonces and access tokens do not outlive the daemon process.
  *
  * Identity: each session has an id and an identity key, HMAC(daemon key, id), where the daemon key is a
  * persistent 0600 file in the state dir. Before sending its token the page sends a nonce; only the real
@@ -55,6 +74,7 @@ export class UiAuth {
   readonly #save: () => Promise<void>;
   #codes: Grant[] = [];
   #sessions: Session[];
+  readonly #access: PageAccess;
 
   constructor(options: UiAuthOptions) {
     this.#path = join(options.stateDir, uiSessionsFileName);
@@ -65,6 +85,12 @@ export class UiAuth {
     this.#sessionTtlMs = options.sessionTtlMs ?? defaultSessionTtlMs;
     this.#sessions = this.#load();
     this.#save = serializedPrivateFile(this.#path, () => this.#serialize());
+    this.#access = new PageAccess({
+      now: this.#now,
+      randomBytes: this.#random,
+      ...(options.challengeTtlMs !== undefined && { challengeTtlMs: options.challengeTtlMs }),
+      ...(options.accessTtlMs !== undefined && { accessTtlMs: options.accessTtlMs }),
+    });
   }
 
   mintLoginCode(): FlootLoginCode {
@@ -75,15 +101,21 @@ export class UiAuth {
     return { code, expiresAt: new Date(expiresAt).toISOString() };
   }
 
-  /** Trades a live code (used up either way) for a credential bound to `origin`; undefined when refused. */
-  async redeemLoginCode(code: string, origin: string): Promise<UiCredential | undefined> {
+  /**
+   * Trades a live code (used up either way) for a credential bound to `origin` and to the page's key
+   * (`publicKeyOf` checked it); undefined when refused.
+   */
+  async redeemLoginCode(code: string, origin: string, jwk: UiPublicKey): Promise<UiCredential | undefined> {
     this.#codes = live(this.#codes, this.#now());
     const index = findDigest(this.#codes, digest(code));
     if (index === -1) return undefined;
     this.#codes.splice(index, 1);
+    const publicKey = publicKeyOf(jwk);
+    if (publicKey === undefined) return undefined;
     const token = this.#random(32).toString("base64url");
     const expiresAt = this.#now() + this.#sessionTtlMs;
-    this.#sessions = [...live(this.#sessions, this.#now()), { digest: digest(token), origin, expiresAt }];
+    const session: Session = { digest: digest(token), origin, expiresAt, jwk, publicKey };
+    this.#sessions = [...live(this.#sessions, this.#now()), session];
     await this.#save();
     const sessionId = sessionIdOf(token);
     return {
@@ -95,20 +127,44 @@ export class UiAuth {
     };
   }
 
-  /** Whether `token` is a live session issued for `origin` (a token used on another port is refused). */
-  isSession(token: string | undefined, origin: string): boolean {
-    return this.signInOf(token, origin) !== undefined;
+  /** A nonce for the sign-in `token` names on `origin` to sign; undefined for no live sign-in there. */
+  challenge(token: string, origin: string): UiChallenge | undefined {
+    const session = this.#sessionOf(token, origin);
+    return session && this.#access.challenge(session);
+  }
+
+  /** An access token for a live challenge signed by the sign-in's key; undefined when refused. */
+  grantAccess(token: string, origin: string, nonce: string, signature: string): UiAccess | undefined {
+    const session = this.#sessionOf(token, origin);
+    return session && this.#access.grant(session, origin, nonce, signature);
   }
 
   /**
-   * The sign-in a live `token` for `origin` belongs to, as decisions record it: the start of its public
-   * id (what the page's identity check names), never the token or its stored digest.
+   * Whether `accessToken` is a live access token of this process for `origin`, of a sign-in still live
+   * (a revoked or expired sign-in ends its access tokens). The stored token is not one.
    */
-  signInOf(token: string | undefined, origin: string): string | undefined {
-    if (!token) return undefined;
-    const session = this.#sessions[findDigest(this.#sessions, digest(token))];
+  isAccess(accessToken: string | undefined, origin: string): boolean {
+    return this.signInOf(accessToken, origin) !== undefined;
+  }
+
+  /**
+   * The sign-in a live access token for `origin` belongs to, as decisions record it: the start of its
+   * stored digest (what `ui-sessions.json` names it by), never a token.
+   */
+  signInOf(accessToken: string | undefined, origin: string): string | undefined {
+    if (!accessToken) return undefined;
+    const signIn = this.#access.signInOf(accessToken, origin);
+    if (signIn === undefined) return undefined;
+    const session = this.#sessions[findDigest(this.#sessions, signIn)];
     const live = session !== undefined && session.expiresAt > this.#now() && session.origin === origin;
-    return live ? sessionIdOf(token).slice(0, 12) : undefined;
+    return live ? signIn.toString("hex").slice(0, 12) : undefined;
+  }
+
+  #sessionOf(token: string, origin: string): Session | undefined {
+    const session = this.#sessions[findDigest(this.#sessions, digest(token))];
+    return session !== undefined && session.expiresAt > this.#now() && session.origin === origin
+      ? session
+      : undefined;
   }
 
   /**
@@ -117,6 +173,11 @@ export class UiAuth {
    */
   revokePort(port: number): Promise<number> {
     return this.#drop((session) => portOf(session.origin) === port);
+  }
+
+  /** Revokes every token bound to `origin` (`http://localhost:<port>` when another process holds `[::1]`). */
+  revokeOrigin(origin: string): Promise<number> {
+    return this.#drop((session) => session.origin === origin);
   }
 
   /** Keeps only the tokens bound to `port`, the one this daemon serves: the others are revoked. */
@@ -146,14 +207,21 @@ export class UiAuth {
   #load(): Session[] {
     try {
       const stored = JSON.parse(readFileSync(this.#path, "utf8")) as { sessions?: StoredSession[] };
+      // A sign-in stored without a valid public key (one from before keys) cannot prove anything: dropped.
       return live(
-        (stored.sessions ?? [])
-          .filter((each) => /^[0-9a-f]{64}$/.test(each.digest) && typeof each.origin === "string")
-          .map((each) => ({
-            digest: Buffer.from(each.digest, "hex"),
-            origin: each.origin,
-            expiresAt: Date.parse(each.expiresAt),
-          })),
+        (stored.sessions ?? []).flatMap((each) => {
+          const publicKey = publicKeyOf(each.publicKey);
+          if (!/^[0-9a-f]{64}$/.test(each.digest) || typeof each.origin !== "string" || !publicKey) return [];
+          return [
+            {
+              digest: Buffer.from(each.digest, "hex"),
+              origin: each.origin,
+              expiresAt: Date.parse(each.expiresAt),
+              jwk: each.publicKey,
+              publicKey,
+            },
+          ];
+        }),
         this.#now(),
       );
     } catch {
@@ -166,6 +234,7 @@ export class UiAuth {
       digest: each.digest.toString("hex"),
       origin: each.origin,
       expiresAt: new Date(each.expiresAt).toISOString(),
+      publicKey: each.jwk,
     }));
     return `${JSON.stringify({ sessions })}\n`;
   }
@@ -184,19 +253,13 @@ function portOf(origin: string): number | undefined {
   }
 }
 
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value, "utf8").digest();
-}
-
-function live<T extends Grant>(grants: T[], now: number): T[] {
-  return grants.filter((grant) => grant.expiresAt > now);
-}
-
-/** Compares against every grant, whatever matches, so timing tells nothing about which or how many. */
-function findDigest(grants: Grant[], wanted: Buffer): number {
-  let found = -1;
-  grants.forEach((grant, index) => {
-    if (timingSafeEqual(grant.digest, wanted) && found === -1) found = index;
-  });
-  return found;
+/** The page's key as node:crypto verifies with it; undefined for anything but a P-256 public key. */
+export function publicKeyOf(jwk: unknown): KeyObject | undefined {
+  const parsed = UiPublicKey.safeParse(jwk);
+  if (!parsed.success) return undefined;
+  try {
+    return createPublicKey({ key: parsed.data, format: "jwk" });
+  } catch {
+    return undefined;
+  }
 }

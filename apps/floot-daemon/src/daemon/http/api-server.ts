@@ -15,6 +15,7 @@ import { listenOnSocket } from "./api-socket.js";
 import { defaultApiConnectionLimits } from "./connection-policy.js";
 import type { DecisionActors } from "./decision-actor.js";
 import { type Caller, createGuards } from "./guards.js";
+import { type LoopbackV6, listenLoopbackV6 } from "./loopback-v6.js";
 import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes, type Route } from "./routes.js";
@@ -56,22 +57,32 @@ const bulkSliceMs = 2;
 export interface ApiServer {
   port: number;
   server: Server;
+  /** The same port on `[::1]`, when this daemon holds it (else `localhost` is refused: `LoopbackV6`). */
+  loopbackV6: LoopbackV6;
   socketServer?: Server;
   close(): Promise<void>;
 }
 
 /**
- * The daemon's HTTP server on 127.0.0.1: every request passes the Host/Origin guard; `/v1` needs the
- * API token (or the web UI's origin-bound token) and goes to the route table; `/ui/*` and everything
+ * The daemon's HTTP server on 127.0.0.1, and on `[::1]` at the same port where it can hold it (else
+ * `Host: localhost` is refused, saying why): every request passes the Host/Origin guard; `/v1` needs the
+ * API token (or a web UI page's access token) and goes to the route table; `/ui/*` and everything
  * else is the web UI. With `anyPortIfTaken`, a taken `port` falls back to a free one. A taken `port`
- * revokes the browser tokens bound to it; once bound, only the tokens of the bound port are kept.
+ * revokes the browser tokens bound to it (a taken `[::1]` those of `localhost`); once bound, only the
+ * tokens of the bound port are kept.
  * With `socketPath`, the same `/v1` routes are also served on that unix socket (the CLI's way in; no
  * web UI there), where the socket's file mode is the credential.
  */
 export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = false): Promise<ApiServer> {
   let boundPort = 0;
+  let loopbackV6: LoopbackV6 = { held: false, code: "", why: "the daemon is starting" };
   const openStreams = new Set<ServerResponse>();
-  const guards = createGuards({ token: deps.token, uiAuth: deps.uiAuth, port: () => boundPort });
+  const guards = createGuards({
+    token: deps.token,
+    uiAuth: deps.uiAuth,
+    port: () => boundPort,
+    localhostDown: () => (loopbackV6.held ? undefined : loopbackV6.why),
+  });
   const ui = createUiPages({ uiAuth: deps.uiAuth, guards, uiDir: deps.uiDir });
   const slices = new SlicedQueue({
     sliceMs: bulkSliceMs,
@@ -104,12 +115,18 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
     response: ServerResponse,
     transport: "tcp" | "socket",
   ): Promise<void> {
-    if (transport === "tcp") guards.checkHostAndOrigin(request);
     const path = new URL(request.url ?? "/", "http://x").pathname;
+    if (transport === "tcp") {
+      const refusal = guards.localhostRefusal(request);
+      if (refusal !== undefined) return ui.refuse(response, path, refusal);
+      guards.checkHostAndOrigin(request);
+    }
     if (transport === "socket" && !path.startsWith("/v1/"))
       throw new ApiError("not_found", "the API socket serves /v1 only; the web UI is on the TCP port");
     if (path === "/ui/sign-in") return ui.signIn(request, response);
     if (path === "/ui/identity") return ui.identity(request, response);
+    if (path === "/ui/challenge") return ui.challenge(request, response);
+    if (path === "/ui/access") return ui.access(request, response);
     if (!path.startsWith("/v1/")) return ui.serve(request, response, path);
     const caller: Caller = transport === "socket" ? { kind: "token" } : guards.apiCaller(request);
     const matching = routes.filter((route) => route.pattern.test(path));
@@ -159,13 +176,28 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   boundPort = (server.address() as AddressInfo).port;
   // A token bound to any other port is of no use here, and whoever held that port meanwhile may have read it.
   await deps.uiAuth.retainPort(boundPort);
+  const v6Server = createServer(handlerFor("tcp"));
+  limitHttpConnections(v6Server, limits);
+  loopbackV6 = await listenLoopbackV6(v6Server, boundPort);
+  if (!loopbackV6.held) {
+    // Whoever holds [::1] may have served a localhost tab its page meanwhile, as a taken port's holder could.
+    const revoked = await deps.uiAuth.revokeOrigin(`http://localhost:${boundPort}`);
+    const log = loopbackV6.code === "EADDRINUSE" ? deps.logger.warn : deps.logger.info;
+    log.call(deps.logger, "http://localhost is not served; the web UI is on http://127.0.0.1 only", {
+      port: boundPort,
+      reason: loopbackV6.why,
+      code: loopbackV6.code,
+      revoked,
+    });
+  }
+  const servers = loopbackV6.held ? [server, v6Server] : [server];
   const socketServer = deps.socketPath === undefined ? undefined : createServer(handlerFor("socket"));
   if (socketServer !== undefined && deps.socketPath !== undefined) {
     limitHttpConnections(socketServer, limits);
     try {
       await listenOnSocket(socketServer, deps.socketPath);
     } catch (error) {
-      await closeServer(server);
+      await Promise.all(servers.map(closeServer));
       throw error;
     }
   }
@@ -173,10 +205,11 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
   return {
     port: boundPort,
     server,
+    loopbackV6,
     ...(socketServer !== undefined && { socketServer }),
     async close() {
       for (const stream of openStreams) stream.end();
-      await Promise.all([closeServer(server), socketServer && closeServer(socketServer)]);
+      await Promise.all([...servers.map(closeServer), socketServer && closeServer(socketServer)]);
     },
   };
 }
