@@ -8,17 +8,24 @@ import {
 import { sendJson as send } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
+import { ruleRunsAnyCode } from "../permission-rules.js";
+import { sessionRulesOf } from "../session-adapter.js";
+import type { SessionStore } from "../session-store.js";
 import { readBody } from "./body.js";
 import type { Route } from "./routes.js";
 
 export interface PermissionRouteDeps {
   journal: TurnJournal;
   permissions: PermissionBroker;
+  sessions: SessionStore;
 }
 
 /** Permission requests (list, one, allow, deny) and each session's rules (list, remove). */
-export function permissionRoutes({ journal, permissions }: PermissionRouteDeps): Route[] {
-  const rulesOf = (sessionId: string): FlootSessionRules => ({ rules: journal.listSessionRules(sessionId) });
+export function permissionRoutes({ journal, permissions, sessions }: PermissionRouteDeps): Route[] {
+  const rulesOf = (sessionId: string): FlootSessionRules => ({
+    rules: journal.listSessionRules(sessionId),
+    runAnyCode: sessionRulesOf(sessionId, sessions, journal).filter(ruleRunsAnyCode),
+  });
   return [
     {
       method: "GET",
@@ -45,24 +52,18 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
       method: "POST",
       pattern: /^\/v1\/permission-requests\/([^/]+)\/allow$/,
       handler: async (q, r, [id]) => {
-        const { scope, rule } = await readBody(q, AllowPermissionRequest);
-        send(
-          r,
-          200,
-          permissions.decide(id!, { behavior: "allow", scope, ...(rule !== undefined && { rule }) }),
-        );
+        const { scope, rule, shownDigest } = await readBody(q, AllowPermissionRequest);
+        const decision = { behavior: "allow" as const, scope, ...(rule !== undefined && { rule }) };
+        send(r, 200, permissions.decide(id!, decision, shownDigest));
       },
     },
     {
       method: "POST",
       pattern: /^\/v1\/permission-requests\/([^/]+)\/deny$/,
       handler: async (q, r, [id]) => {
-        const { message } = await readBody(q, DenyPermissionRequest);
-        send(
-          r,
-          200,
-          permissions.decide(id!, { behavior: "deny", ...(message !== undefined && { message }) }),
-        );
+        const { message, shownDigest } = await readBody(q, DenyPermissionRequest);
+        const decision = { behavior: "deny" as const, ...(message !== undefined && { message }) };
+        send(r, 200, permissions.decide(id!, decision, shownDigest));
       },
     },
     {
