@@ -169,6 +169,7 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
   await page.locator('.session-rules li[data-added="1"]').waitFor({ state: "detached" });
   expect(await w.client.request<FlootSessionRules>("GET", `/v1/sessions/${session.id}/rules`)).toEqual({
     rules: [],
+    runAnyCode: [],
   });
 
   // A pending card survives SIGKILL of the daemon: the turn is interrupted, the card says deciding
