@@ -3,11 +3,12 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type ScriptInput, toolResultText } from "@bridgeworks/model-double";
+import { toolResultText } from "@bridgeworks/model-double";
 import type { FlootSessionRules, PermissionRequest } from "@bridgeworks/protocol";
 import { waitUntil } from "@bridgeworks/test-harness";
 import { describe, expect, test } from "vitest";
 import type { ClientError } from "../src/client/client-error.js";
+import { bashCallsScript as script } from "./bash-calls-script.js";
 import { browserTestScope, openBrowser, openSessionPage, signInPage } from "./browser.js";
 import { bundlePath, FlootWorld } from "./daemon-harness.js";
 
@@ -18,31 +19,6 @@ import { bundlePath, FlootWorld } from "./daemon-harness.js";
 // command at 2,000 characters, hiding the tail that "Allow once" then ran.
 
 const scope = browserTestScope();
-
-/** The model runs each `[marker]`'s command, then says `done`; a session that allows nothing asks. */
-function script(calls: [marker: string, id: string, command: string, done: string][]): ScriptInput {
-  return {
-    steps: [
-      ...calls.map(([marker, id, command]) => ({
-        match: { lastUserTextIncludes: marker },
-        response: {
-          events: [
-            {
-              type: "tool_use" as const,
-              id,
-              nameFrom: { equals: "Bash" },
-              input: { command, description: "run" },
-            },
-          ],
-        },
-      })),
-      ...calls.map(([, id, , done]) => ({
-        match: { toolResultFor: id },
-        response: { events: [{ type: "text" as const, text: done }] },
-      })),
-    ],
-  };
-}
 
 /** `floot <argv> --state … --json` as the user runs it: its stdout parsed, and its stderr. */
 async function floot(w: FlootWorld, ...argv: string[]): Promise<{ json: unknown; stderr: string }> {
