@@ -126,8 +126,15 @@ describe("issue 36, item 2: approving more than was shown", () => {
     const turn = await w.send(session.id, "[long] tidy up");
     const request = await askedOrEnded(w, turn.id, "toolu_long");
 
-    // The API and `floot approval list --json` hold all of it (main: 1,999 characters and "…").
+    // The API and `floot approval list --json` hold all of it (main: 1,999 characters and "…"), and the
+    // list as a person reads it prints all of it.
     expect(request?.inputSummary).toBe(command);
+    const { stdout: listed } = await promisify(execFile)(
+      process.execPath,
+      [bundlePath, "approval", "list", "--state", w.stateDir],
+      { env: { ...process.env, HOME: w.env.home } },
+    );
+    expect(listed).toContain(`\n    ${command}\n`);
 
     // A decision on the cut text main showed, on the input's digest, or with none, is not taken.
     const cut = `${command.slice(0, 1999)}…`;
