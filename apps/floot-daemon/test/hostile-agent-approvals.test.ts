@@ -9,7 +9,7 @@ import { waitUntil } from "@bridgeworks/test-harness";
 import { describe, expect, test } from "vitest";
 import type { ClientError } from "../src/client/client-error.js";
 import { bashCallsScript as script } from "./bash-calls-script.js";
-import { browserTestScope, openBrowser, openSessionPage, signInPage } from "./browser.js";
+import { browserTestScope, openBrowser, openSessionPage, saveScreenshot, signInPage } from "./browser.js";
 import { bundlePath, FlootWorld } from "./daemon-harness.js";
 
 // Issue 36, item 2, as a hostile model plays it against the real claude 2.1.332 (on the model double)
@@ -122,7 +122,8 @@ describe("issue 36, item 2: approving more than was shown", () => {
     const w = await FlootWorld.create("claude", script([["[long]", "toolu_long", command, "LONG DONE"]]));
     scope.world = w;
     await w.startDaemon();
-    const session = await w.createSession({ allowedTools: [], permissionMode: "default" });
+    // A rule the person set that lets the agent run any Python: stored, and marked so.
+    const session = await w.createSession({ allowedTools: ["Bash(python3:*)"], permissionMode: "default" });
     const turn = await w.send(session.id, "[long] tidy up");
     const request = await askedOrEnded(w, turn.id, "toolu_long");
 
@@ -156,6 +157,8 @@ describe("issue 36, item 2: approving more than was shown", () => {
     const { page } = scope.browser;
     await signInPage(page, w);
     await openSessionPage(page, w, session.id);
+    const mark = page.locator('.session-rules li[data-rule="Bash(python3:*)"] .rule-runs-code');
+    await expect(mark.textContent()).resolves.toBe(" lets the agent run any code");
     const card = page.locator('.permission-card[data-status="pending"]');
     await card.waitFor({ timeout: 90_000 });
     const block = card.locator(".permission-input");
@@ -178,13 +181,17 @@ describe("issue 36, item 2: approving more than was shown", () => {
       return inner.height > 0 && inner.top >= outer.top && inner.bottom <= outer.bottom;
     }, "touch hidden-tail.txt");
     expect(tailInView).toBe(true);
+    await expect(card.locator(".permission-size").textContent()).resolves.toBe(
+      `${command.length.toLocaleString("en")} characters in 1 line: scroll the block to read all of it.`,
+    );
+    await saveScreenshot(card, "request-card-long");
 
     await card.getByRole("button", { name: "Allow once" }).click();
     expect((await w.waitForEnd(turn.id, 90_000)).phase).toBe("completed");
     expect(existsSync(join(session.workspace, "hidden-tail.txt"))).toBe(true);
     expect(await w.client.request<FlootSessionRules>("GET", `/v1/sessions/${session.id}/rules`)).toEqual({
       rules: [],
-      runAnyCode: [],
+      runAnyCode: ["Bash(python3:*)"],
     });
   }, 400_000);
 });

@@ -146,6 +146,7 @@ class PermissionCard {
         h("code", {}, toolLabel(event.toolName)),
       ),
       this.#shown,
+      sizeNote(event.inputSummary),
       h(
         "p",
         { class: "permission-rules muted" },
@@ -271,6 +272,18 @@ class PermissionCard {
       this.#renderExpiry();
     }, 1_000);
   }
+}
+
+/** Under a call too long to read at a glance: how long it is, so nobody takes the first lines for all. */
+function sizeNote(shown: string): HTMLElement | undefined {
+  const lines = shown.split("\n").length;
+  if (shown.length <= 600 && lines <= 10) return undefined;
+  const count = (n: number, unit: string) => `${n.toLocaleString("en")} ${unit}${n === 1 ? "" : "s"}`;
+  return h(
+    "p",
+    { class: "permission-size muted" },
+    `${count(shown.length, "character")} in ${count(lines, "line")}: scroll the block to read all of it.`,
+  );
 }
 
 /** What a decision names: SHA-256 (hex) of the UTF-8 of the text the card shows. */
