@@ -94,6 +94,13 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
   await expect(page.locator(`[data-permission-request="${requestId}"]`).textContent()).resolves.toContain(
     "Allowed once.",
   );
+  // Who decided (issue 36): this page's sign-in, on the card and in the journal.
+  const decided = await w.client.request<PermissionRequest>("GET", `/v1/permission-requests/${requestId}`);
+  expect(decided.decidedBy).toMatchObject({ via: "web", origin: `http://127.0.0.1:${w.daemon!.file.port}` });
+  const signIn = (decided.decidedBy as { signIn: string }).signIn;
+  await expect(page.locator(`[data-permission-request="${requestId}"]`).textContent()).resolves.toContain(
+    `Decided in the web UI (sign-in ${signIn}).`,
+  );
   expect((await w.waitForEnd(first.id)).phase).toBe("completed");
   expect(existsSync(file("once.txt"))).toBe(true);
 

@@ -1,5 +1,6 @@
 import type {
   DecidePermissionResponse,
+  DecisionActor,
   PermissionRequest,
   PermissionRequestedEvent,
   PermissionResolvedEvent,
@@ -169,7 +170,7 @@ class PermissionCard {
       this.#setState("orphaned");
       return;
     }
-    this.#close(outcomeOf(event.status, event.rule, event.message));
+    this.#close(outcomeOf(event.status, event.rule, event.message, event.by));
   }
 
   setOpen(request: PermissionRequest | undefined): void {
@@ -222,7 +223,7 @@ class PermissionCard {
     const decision = request.decision;
     const rule = decision?.behavior === "allow" ? decision.rule : undefined;
     const message = decision?.behavior === "deny" ? decision.message : undefined;
-    this.#close(outcomeOf(request.status, rule, message));
+    this.#close(outcomeOf(request.status, rule, message, request.decidedBy));
   }
 
   #setState(state: "pending" | "orphaned"): void {
@@ -296,19 +297,33 @@ function ruleList(rules: readonly string[]): HTMLElement[] {
   return rules.flatMap((rule, index) => [...(index > 0 ? [h("span", {}, ", ")] : []), h("code", {}, rule)]);
 }
 
+/** Who decided, as the card says it: a page's sign-in, or the process behind the CLI or API token. */
+function decidedBy(actor: DecisionActor | undefined): string {
+  if (actor === undefined) return "";
+  if (actor.via === "web") return ` Decided in the web UI (sign-in ${actor.signIn}).`;
+  const how = actor.via === "socket" ? "the CLI" : "the API token";
+  return actor.peer === undefined
+    ? ` Decided through ${how} (process unknown).`
+    : ` Decided through ${how} by process ${actor.peer.pid} (${actor.peer.executable}, uid ${actor.peer.uid}).`;
+}
+
 function outcomeOf(
   status: string,
   rule: string | undefined,
   message: string | undefined,
+  by?: DecisionActor,
 ): { status: string; text: string } {
   switch (status) {
     case "allowed":
       return {
         status,
-        text: rule ? `✓ Allowed for this session: ${rule} is now one of its rules.` : "✓ Allowed once.",
+        text: `${rule ? `✓ Allowed for this session: ${rule} is now one of its rules.` : "✓ Allowed once."}${decidedBy(by)}`,
       };
     case "denied":
-      return { status, text: message ? `Denied. The agent was told: “${message}”` : "Denied." };
+      return {
+        status,
+        text: `${message ? `Denied. The agent was told: “${message}”` : "Denied."}${decidedBy(by)}`,
+      };
     case "expired":
       return { status, text: "Expired: nobody decided in time, so the call was denied." };
     case "cancelled":
