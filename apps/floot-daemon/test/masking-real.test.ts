@@ -130,7 +130,7 @@ describe("masking: claude", () => {
     const base64 = Buffer.from(secret).toString("base64");
     // Prints the credential file as is, base64 and as a JSON string (jq); the result names the file.
     const printIt =
-      'f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo; jq -Rs . "$f"';
+      'f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/*/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo; jq -Rs . "$f"';
     // The model read the value and uses it: in shell double quotes (`\"`, `\\`), and in JSON in them
     // (written to a file, so Claude Code asks about the call: it runs a read-only printf unasked).
     const useIt = `printf '%s\\n' ${shellQuoted(secret)} ${shellQuoted(JSON.stringify({ token: secret }))} > used.txt`;

@@ -279,7 +279,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
   });
 
   test("5. restart after a tool call began: interrupted, the tool ran exactly once", async () => {
-    const marker = join("/tmp", `floot-marker-${backend}-${process.pid}-${Date.now()}.txt`);
+    // In the workspace, where the session's sandbox lets a command write.
+    const markerName = "floot-marker.txt";
     const w = await setUp(backend, {
       steps: [
         {
@@ -290,7 +291,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
                 type: "tool_use",
                 id: backend === "claude" ? "toolu_marker" : "call_marker",
                 nameFrom: toolSelector(backend),
-                input: commandInput(backend, `echo ran >> ${marker}; sleep 5`),
+                input: commandInput(backend, `echo ran >> ${markerName}; sleep 5`),
               },
             ],
           },
@@ -298,8 +299,9 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
         { repeat: true, response: { events: [{ type: "text", text: "after the tool" }] } },
       ],
     });
+    const session = await w.createSession();
+    const marker = join(session.workspace, markerName);
     try {
-      const session = await w.createSession();
       const turn = await w.send(session.id, "[tool] write the marker");
       await w.waitForTurn(turn.id, (t) => t.effects.includes("tool_started"), "tool started");
       await waitUntil(() => existsSync(marker), 30_000, "marker written");

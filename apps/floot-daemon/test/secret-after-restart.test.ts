@@ -38,7 +38,7 @@ describe("a submitted secret across a restart", () => {
     const pidFile = join(scratch, "later.pid");
     const copy = join(scratch, "copied-secret");
     const command =
-      `f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/cred-*); ` +
+      `f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/*/cred-*); ` +
       `( setsid sh -c 'echo $$ > "$1"; sleep 6; cat "$2" > "$3"' sh ${pidFile} "$f" ${copy} ` +
       "</dev/null >/dev/null 2>&1 & ); sleep 120";
     world = await FlootWorld.create("claude", {
@@ -62,7 +62,8 @@ describe("a submitted secret across a restart", () => {
     });
     const w = world;
     await w.startDaemon();
-    const session = await w.createSession();
+    // Unconfined: the fencing of a process that left the CLI's group, not the sandbox, is what is shown.
+    const session = await w.createSession({ sandbox: { enabled: false } });
     const turn = await w.send(session.id, "[secret] deploy it");
     await w.waitForTurn(turn.id, (t) => t.phase === "awaiting_secret", "awaiting_secret");
     const [pending] = await w.secretRequests();

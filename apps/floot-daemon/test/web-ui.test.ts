@@ -327,7 +327,7 @@ describe("web UI", () => {
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
     // The tool prints the value as is and base64-encoded (the credential file the result named, in the
     // runtime dir's `secrets/`).
-    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
+    const printIt = 'f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/*/cred-*); cat "$f"; echo; base64 -w0 "$f"; echo';
     const w = await setUp({
       steps: [
         {

@@ -105,7 +105,11 @@ export async function fenceProcess(
   signal("SIGTERM");
   const deadline = options.graceMs ?? 2_000;
   for (let waited = 0; waited < deadline; waited += 50) {
-    if (!isSameProcess(identity, read)) return "terminated";
+    if (!isSameProcess(identity, read)) {
+      // What the process started after the TERM reached its group would outlive it: end the group.
+      if (signalGroup) signalProcessGroup(group, "SIGKILL");
+      return "terminated";
+    }
     await sleep(50);
   }
   signal("SIGKILL");

@@ -1,4 +1,4 @@
-import { defineCommand, integer } from "@bridgeworks/cli";
+import { defineCommand, integer, UsageError } from "@bridgeworks/cli";
 import { maxCliNice, minCliNice } from "@bridgeworks/protocol";
 import { createLogger, streamSink } from "@bridgeworks/runtime";
 import { defaultCliNice } from "../daemon/cli-nice.js";
@@ -43,6 +43,15 @@ export const daemonCommand = defineCommand<FlootContext>()({
   examples: [{ command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" }],
   async run({ options }, context) {
     const stateDir = resolveStateDir({ flag: options.state, env: context.env, cwd: context.cwd });
+    const { readDaemonSettings, SettingError } = await import("../daemon/settings.js");
+    const settings = (() => {
+      try {
+        return readDaemonSettings(context.env);
+      } catch (error) {
+        if (error instanceof SettingError) throw new UsageError(error.variable, error.problem);
+        throw error;
+      }
+    })();
     // The journal holds prompts and transcripts of work: nothing the daemon creates is for other users.
     process.umask(0o077);
     const logger = createLogger({ component: "floot-daemon", write: streamSink(context.stderr) });
@@ -54,6 +63,7 @@ export const daemonCommand = defineCommand<FlootContext>()({
       ...(options["cli-nice"] !== undefined && { cliNice: options["cli-nice"] }),
       ...(options["cli-starts"] !== undefined && { cliStarts: options["cli-starts"] }),
       env: context.env,
+      settings,
       logger,
       ...(context.uiDir !== undefined && { uiDir: context.uiDir }),
     });

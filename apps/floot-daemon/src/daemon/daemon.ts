@@ -27,7 +27,6 @@ import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
-import { apiConnectionLimitsFrom } from "./http/connection-policy.js";
 import { createDecisionActors } from "./http/decision-actor.js";
 import { maskingJournal } from "./masking-journal.js";
 import { createPeerProcessLookup } from "./peer-process.js";
@@ -40,6 +39,7 @@ import { SecretMask } from "./secret-mask.js";
 import { SecretVault } from "./secret-vault.js";
 import { adapterFor, sessionRulesOf } from "./session-adapter.js";
 import { SessionStore } from "./session-store.js";
+import { type DaemonSettings, readDaemonSettings } from "./settings.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
 import { createToolGate } from "./tool-gate.js";
 import { diagnosticsTrace, type Trace } from "./trace.js";
@@ -74,6 +74,8 @@ export interface DaemonOptions {
   cliNice?: number;
   /** How many CLIs may be starting at once (`CliStartSlots`). Default: the machine's cores. */
   cliStarts?: number;
+  /** Default: read from `env` (`readDaemonSettings`), which throws `SettingError` on a bad value. */
+  settings?: DaemonSettings;
 }
 
 export interface RunningDaemon {
@@ -86,8 +88,6 @@ export interface RunningDaemon {
   stop(): Promise<void>;
 }
 
-const defaultToolTimeoutMs = 60 * 60 * 1000;
-
 /**
  * Starts a daemon on `stateDir`, in this order: take the state-dir lock (a second daemon fails here,
  * having touched nothing), open the journal, fence leftover CLIs and recover their turns, bump the
@@ -96,6 +96,8 @@ const defaultToolTimeoutMs = 60 * 60 * 1000;
  */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const { stateDir, logger } = options;
+  // Checked before anything is touched: a bad setting stops the start, naming the variable.
+  const settings = options.settings ?? readDaemonSettings(options.env);
   ensurePrivateDir(stateDir, "state dir");
   const lock = acquireStateLock(join(stateDir, lockFileName));
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()];
@@ -111,7 +113,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     }
   };
   try {
-    return await startLocked(options, lock, cleanups, cleanup);
+    return await startLocked({ ...options, settings }, lock, cleanups, cleanup);
   } catch (error) {
     await cleanup();
     throw error;
@@ -119,12 +121,13 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
 }
 
 async function startLocked(
-  options: DaemonOptions,
+  options: DaemonOptions & { settings: DaemonSettings },
   lock: StateLock,
   cleanups: (() => Promise<void> | void)[],
   cleanup: () => Promise<void>,
 ): Promise<RunningDaemon> {
   const { stateDir, env, logger } = options;
+  const { settings } = options;
   // Its helper starts once the daemon is ready (or with the first turn): not on the path to ready.
   const spawner = startSpawnerProcess({
     script: options.spawnerScript ?? besideBundle("spawner.mjs"),
@@ -212,7 +215,7 @@ async function startLocked(
     script: options.shimScript ?? besideBundle("shim.mjs"),
   };
   const gateHook = options.gateHookScript ?? besideBundle("gate-hook.mjs");
-  const gateDeadlineMs = positiveInt(env.FLOOT_GATE_TIMEOUT_MS) ?? defaultToolGateDeadlineMs;
+  const gateDeadlineMs = settings.gateTimeoutMs;
 
   coordinator = new TurnCoordinator({
     journal: turnJournal,
@@ -220,12 +223,12 @@ async function startLocked(
     secrets,
     permissions,
     logger,
-    toolTimeoutMs: positiveInt(env.FLOOT_TOOL_TIMEOUT_MS) ?? defaultToolTimeoutMs,
+    toolTimeoutMs: settings.toolTimeoutMs,
     cliNice: options.cliNice ?? defaultCliNice,
     spawner,
     startSlots: new CliStartSlots({
       limit: options.cliStarts ?? defaultCliStarts(),
-      holdMs: positiveInt(env.FLOOT_CLI_START_HOLD_MS) ?? defaultCliStartHoldMs,
+      holdMs: settings.cliStartHoldMs,
     }),
     trace,
     adapterFor: (session) =>
@@ -289,7 +292,7 @@ async function startLocked(
         lookUpPeer: createPeerProcessLookup(),
         liveTurnProcesses: () => running.liveTurnProcesses(),
       }),
-      connectionLimits: apiConnectionLimitsFrom(env),
+      connectionLimits: settings.connectionLimits,
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     options.port ?? previous.port ?? 0,
@@ -338,10 +341,4 @@ function besideBundle(name: "shim.mjs" | "gate-hook.mjs" | "spawner.mjs"): strin
   if (existsSync(beside)) return beside;
   if (name === "spawner.mjs") return defaultSpawnerScriptPath();
   return name === "shim.mjs" ? defaultShimScriptPath() : defaultGateHookScriptPath();
-}
-
-function positiveInt(raw: string | undefined): number | undefined {
-  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
-  const value = Number(raw);
-  return value > 0 ? value : undefined;
 }

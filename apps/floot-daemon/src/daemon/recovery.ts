@@ -60,11 +60,20 @@ export async function recoverTurns(
   }
   // After the recorded CLIs and their groups: what still carries a marker was never recorded or left
   // its CLI's group.
-  const marked = findByMarker(unfinished.flatMap((turn) => turn.spawnMarker ?? []));
-  for (const turn of unfinished) {
-    if (turn.spawnMarker === undefined) continue;
-    for (const process of marked.get(turn.spawnMarker) ?? [])
-      await fenceOne(turn.id, process, "spawn_marker");
+  // Again until none is left (at most three rounds): a CLI ended meanwhile may have started a process
+  // after its group was signalled (Claude Code's sandbox starts `npm root -g`: measured, 2.1.332).
+  const markers = unfinished.flatMap((turn) => turn.spawnMarker ?? []);
+  for (let round = 0; round < 3 && markers.length > 0; round++) {
+    const marked = findByMarker(markers);
+    let found = 0;
+    for (const turn of unfinished) {
+      if (turn.spawnMarker === undefined) continue;
+      for (const process of marked.get(turn.spawnMarker) ?? []) {
+        found += 1;
+        await fenceOne(turn.id, process, "spawn_marker");
+      }
+    }
+    if (found === 0) break;
   }
   const trace = deps.trace ?? noTrace;
   trace("recovery:fenced", { turns: unfinished.length, fenced: fenced.length });

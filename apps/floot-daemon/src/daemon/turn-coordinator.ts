@@ -1,14 +1,7 @@
 import {
   type BackendAdapter,
   type CliSpawner,
-  CliStartError,
   type ConfinementSpec,
-  type ConversationRef,
-  type McpMount,
-  mintSpawnMarker,
-  type RunningTurn,
-  runTurn,
-  type ToolGateSpec,
   TurnErrorCode,
   type TurnOutcome,
 } from "@bridgeworks/backend-adapters";
@@ -16,35 +9,20 @@ import {
   isActiveTurnPhase,
   isTerminalTurnPhase,
   type SessionRecord,
-  type TurnError,
   type TurnRecord,
 } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
-import type { CliStartSlots, StartSlot } from "./cli-start-slots.js";
-import { effectFreeToolsOf, markEffectFree } from "./effect-free-tools.js";
-import { makeDirectories } from "./make-directories.js";
-import { flootToolNames } from "./mcp-tool-definitions.js";
+import type { CliStartSlots } from "./cli-start-slots.js";
 import type { PermissionBroker } from "./permission-broker.js";
-import { permissionPromptToolName } from "./permission-tool.js";
-import type { SecretBroker, TurnContext } from "./secret-broker.js";
+import type { SecretBroker } from "./secret-broker.js";
 import type { SessionStore } from "./session-store.js";
 import { noTrace, type Trace } from "./trace.js";
 import { hiddenPathOf } from "./turn-confinement.js";
 import type { LiveTurnProcess } from "./turn-membership.js";
+import { type TurnMounts, TurnRun } from "./turn-run.js";
 
-export interface TurnMount {
-  mount: McpMount;
-  /** The pre-tool gate on the same socket and token. */
-  gate: ToolGateSpec;
-  /** Revokes the token and ends its connections. */
-  release(): void;
-}
-
-export interface TurnMounts {
-  /** A fresh token on the current generation's socket, for the turn's MCP server and its gate. */
-  mount(context: TurnContext): TurnMount;
-}
+export type { TurnMount, TurnMounts } from "./turn-run.js";
 
 export interface TurnCoordinatorOptions {
   journal: TurnJournal;
@@ -67,24 +45,6 @@ export interface TurnCoordinatorOptions {
   trace?: Trace;
 }
 
-interface LiveTurn {
-  /** Its CLI being started: settles once `running` is set, or the start failed. */
-  starting?: Promise<unknown>;
-  running?: RunningTurn;
-  cancelRequested: boolean;
-  /** Ends its wait for a start slot (a cancel, a shutdown). */
-  stopWaiting: AbortController;
-  /** Known once the turn's session was read: what its gate admits without an effect. */
-  effectFreeTools?: ReadonlySet<string>;
-  /** The marker its CLI carries, from just before the spawn. */
-  spawnMarker?: string;
-  /** Where it works and what its commands may reach; no confinement for an unconfined session. */
-  place?: { workspace: string; confinement: ConfinementSpec | undefined };
-}
-
-/** The session's workspace could not be made: the turn fails naming it. */
-class WorkspaceError extends Error {}
-
 /**
  * Runs each session's active turn, one CLI process per turn and one turn per session at a time, as
  * many CLIs starting at once as `startSlots` allows (a turn waits for a slot, accepted): spawning
@@ -95,7 +55,8 @@ class WorkspaceError extends Error {}
  */
 export class TurnCoordinator {
   readonly #options: TurnCoordinatorOptions;
-  readonly #live = new Map<string, LiveTurn>();
+  /** Each turn running here, and its run's end. */
+  readonly #live = new Map<string, { run: TurnRun; done: Promise<void> }>();
   readonly #trace: Trace;
   #stopping = false;
 
@@ -118,14 +79,18 @@ export class TurnCoordinator {
     let turn = session.activeTurnId !== undefined ? journal.getTurn(session.activeTurnId) : undefined;
     if (!turn) turn = journal.promoteNextTurn(sessionId);
     if (turn?.phase !== "accepted" || this.#live.has(turn.id)) return;
-    const live: LiveTurn = { cancelRequested: false, stopWaiting: new AbortController() };
-    this.#live.set(turn.id, live);
-    this.#run(turn, live).catch((error: unknown) => {
+    const run = new TurnRun(turn, {
+      ...this.#options,
+      trace: this.#trace,
+      record: (turnId, outcome) => this.#end(turnId, outcome),
+    });
+    const done = this.#runToEnd(run).catch((error: unknown) => {
       this.#options.logger.error("turn bookkeeping failed", {
-        turn: turn.id,
+        turn: run.turn.id,
         error: describeError(error),
       });
     });
+    this.#live.set(turn.id, { run, done });
   }
 
   isLive(turnId: string): boolean {
@@ -134,10 +99,8 @@ export class TurnCoordinator {
 
   /** The CLIs of the turns running here (pid 0 while a CLI is being spawned: its marker still counts). */
   liveTurnProcesses(): LiveTurnProcess[] {
-    return [...this.#live].flatMap(([turnId, live]) =>
-      live.spawnMarker === undefined
-        ? []
-        : [{ turnId, pid: live.running?.identity.pid ?? 0, spawnMarker: live.spawnMarker }],
+    return [...this.#live].flatMap(([turnId, { run }]) =>
+      run.spawnMarker === undefined ? [] : [{ turnId, pid: run.pid ?? 0, spawnMarker: run.spawnMarker }],
     );
   }
 
@@ -147,14 +110,14 @@ export class TurnCoordinator {
     toolName: string,
     input: Readonly<Record<string, unknown>>,
   ): string | undefined {
-    const place = this.#live.get(turnId)?.place;
+    const place = this.#live.get(turnId)?.run.place;
     if (place?.confinement === undefined) return undefined;
     return hiddenPathOf(place.confinement, place.workspace, toolName, input);
   }
 
   /** The tools a live turn's gate admits without an effect; undefined for a turn not running here. */
   effectFreeToolsOf(turnId: string): ReadonlySet<string> | undefined {
-    return this.#live.get(turnId)?.effectFreeTools;
+    return this.#live.get(turnId)?.run.effectFreeTools;
   }
 
   /** Cancels a queued, accepted or running turn; a running CLI's process group is ended first. */
@@ -167,10 +130,10 @@ export class TurnCoordinator {
     }
     const live = this.#live.get(turnId);
     if (live) {
-      live.cancelRequested = true;
-      live.stopWaiting.abort();
-      if (live.running) await live.running.stop();
-      else this.#end(turnId, { phase: "cancelled" });
+      live.run.dispatch({ type: "cancel" });
+      await live.run.stopped();
+      // A stopped CLI's end is recorded once its exit is read.
+      if (live.run.state.kind === "cancelling") await live.done;
       await this.#durable(turnId);
       return journal.getTurn(turnId)!;
     }
@@ -185,133 +148,24 @@ export class TurnCoordinator {
   /** Ends every CLI this daemon runs and journals nothing more: the next start recovers their turns. */
   async shutdown(): Promise<void> {
     this.#stopping = true;
-    await Promise.all(
-      [...this.#live.values()].map(async (live) => {
-        live.stopWaiting.abort();
-        await live.starting;
-        await live.running?.stop(1_000).catch(() => {});
-      }),
-    );
+    const live = [...this.#live.values()];
+    for (const { run } of live) run.dispatch({ type: "shutdown" });
+    await Promise.all(live.map(({ done }) => done));
   }
 
-  async #run(turn: TurnRecord, live: LiveTurn): Promise<void> {
-    const { journal, logger } = this.#options;
-    const context: TurnContext = { turnId: turn.id, sessionId: turn.sessionId };
-    let mount: TurnMount | undefined;
-    let slot: StartSlot | undefined;
+  /** One turn's run, then what its end frees: its requests, its place here, the session's next turn. */
+  async #runToEnd(run: TurnRun): Promise<void> {
     try {
-      const session = journal.getSession(turn.sessionId)!;
-      const options = this.#options.sessions.options(session.id);
-      live.effectFreeTools = new Set(effectFreeToolsOf(session.backend, options));
-      mount = this.#options.mounts.mount(context);
-      const workspace = await this.#provision(session);
-      const confinement = await this.#options.confine(session, workspace, turn.id);
-      live.place = { workspace, confinement };
-      this.#trace("turn:starting", { turnId: turn.id });
-      if (live.cancelRequested || this.#stopping) return;
-      slot = await this.#options.startSlots.take(live.stopWaiting.signal).catch(() => undefined);
-      if (!slot || live.cancelRequested || this.#stopping) return;
-      const adapter = this.#options.adapterFor(session);
-      const prepared = adapter.prepareTurn({
-        prompt: turn.input.prompt,
-        cwd: workspace,
-        ...this.#conversationOf(session, turn),
-        mcp: {
-          mount: mount.mount,
-          tools: flootToolNames,
-          toolTimeoutMs: this.#options.toolTimeoutMs,
-          permissionPromptTool: permissionPromptToolName,
-        },
-        gate: mount.gate,
-        ...(confinement !== undefined && { confinement }),
-      });
-      // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
-      // lets the next start find the CLI should this daemon die before its pid is journaled.
-      const spawnMarker = mintSpawnMarker();
-      live.spawnMarker = spawnMarker;
-      journal.transition(turn.id, {
-        phase: "spawning",
-        spawnMarker,
-        ...(prepared.conversationId !== undefined && { conversationId: prepared.conversationId }),
-      });
-      this.#trace("turn:before-spawn", { turnId: turn.id, spawnMarker });
-      const effectFree = live.effectFreeTools;
-      const starting = runTurn(
-        { ...prepared, launch: { ...prepared.launch, spawnMarker, nice: this.#options.cliNice } },
-        {
-          onSpawned: (identity) => {
-            this.#trace("turn:spawned", { turnId: turn.id, pid: identity.pid });
-            journal.transition(turn.id, { phase: "running", process: identity });
-            this.#trace("turn:running", { turnId: turn.id, pid: identity.pid });
-          },
-          onEvent: (event) => {
-            slot?.release();
-            journal.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
-            this.#trace("turn:event", { turnId: turn.id, type: event.type });
-          },
-        },
-        { spawner: this.#options.spawner },
-      );
-      live.starting = starting.catch(() => {});
-      live.running = await starting;
-      // Shut down while it started: `shutdown` may have found nothing to stop yet. (A cancel then
-      // ended the turn in the journal, so its `running` was refused and the CLI killed at once.)
-      if (this.#stopping) await live.running.stop(1_000);
-      logger.info("turn spawned", {
-        turn: turn.id,
-        session: turn.sessionId,
-        pid: live.running.identity.pid,
-      });
-      const result = await live.running.result;
-      if (this.#stopping) return;
-      const outcome: TurnOutcome = live.cancelRequested ? { phase: "cancelled" } : result.outcome;
-      this.#end(turn.id, outcome);
-    } catch (error) {
-      if (this.#stopping) return;
-      // Cancelled while its CLI started: the turn ended then, its `running` was refused, the CLI killed.
-      if (live.cancelRequested) {
-        logger.info("turn cancelled while its CLI started", { turn: turn.id });
-        this.#end(turn.id, { phase: "cancelled" });
-        return;
-      }
-      const failure = failureOf(error);
-      logger.error("turn could not run", {
-        turn: turn.id,
-        code: failure.code,
-        error: failure.message,
-      });
-      this.#end(turn.id, { phase: "failed", error: failure });
+      await run.run();
     } finally {
-      slot?.release();
-      mount?.release();
-      this.#options.secrets.releaseTurn(turn.id);
-      this.#options.permissions.releaseTurn(turn.id);
-      this.#live.delete(turn.id);
+      this.#options.secrets.releaseTurn(run.turn.id);
+      this.#options.permissions.releaseTurn(run.turn.id);
+      this.#live.delete(run.turn.id);
       if (!this.#stopping) {
-        await this.#durable(turn.id);
-        this.kick(turn.sessionId);
+        await this.#durable(run.turn.id);
+        this.kick(run.turn.sessionId);
       }
     }
-  }
-
-  /** A session's workspace is made at its first turn and made again whenever it is found missing. */
-  async #provision(session: SessionRecord): Promise<string> {
-    const workspace = this.#options.sessions.workspace(session.id);
-    try {
-      await makeDirectories(workspace);
-    } catch (error) {
-      throw new WorkspaceError(
-        `the session's workspace ${workspace} could not be created: ${describeError(error)}`,
-      );
-    }
-    return workspace;
-  }
-
-  #conversationOf(session: SessionRecord, turn: TurnRecord): { conversation?: ConversationRef } {
-    const id = session.conversationId;
-    if (id === undefined) return {};
-    const established = this.#options.journal.conversationEstablished(session.id, id, turn.id);
-    return { conversation: { id, established } };
   }
 
   /**
@@ -371,10 +225,4 @@ export class TurnCoordinator {
     }
     logger.info("turn ended", { turn: turnId, phase: outcome.phase });
   }
-}
-
-function failureOf(error: unknown): TurnError {
-  if (error instanceof CliStartError) return { code: error.code, message: error.message };
-  if (error instanceof WorkspaceError) return { code: "workspace_unavailable", message: error.message };
-  return { code: "spawn_failed", message: describeError(error) };
 }

@@ -1,0 +1,67 @@
+import { defaultToolGateDeadlineMs, type HttpConnectionLimits } from "@bridgeworks/control-channel";
+import { defaultCliStartHoldMs } from "./cli-start-slots.js";
+import { apiConnectionLimitsFrom } from "./http/connection-policy.js";
+
+/** What the daemon reads from its environment, read and checked once, before it starts anything. */
+export interface DaemonSettings {
+  /** `FLOOT_TOOL_TIMEOUT_MS`: how long one tool call may wait (a person answering a form). */
+  toolTimeoutMs: number;
+  /** `FLOOT_GATE_TIMEOUT_MS`: how long the pre-tool gate waits for the daemon before it blocks the call. */
+  gateTimeoutMs: number;
+  /** `FLOOT_CLI_START_HOLD_MS`: how long a starting CLI may hold its start slot before it speaks. */
+  cliStartHoldMs: number;
+  /** `FLOOT_MAX_CONNECTIONS`, `FLOOT_MAX_IDLE_CONNECTIONS`, `FLOOT_IDLE_TIMEOUT_MS`. */
+  connectionLimits: HttpConnectionLimits;
+}
+
+/** A setting the daemon cannot start with: `variable` names it, `problem` says what is wrong. */
+export class SettingError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+  ) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+export const defaultToolTimeoutMs = 60 * 60 * 1000;
+
+const milliseconds = {
+  FLOOT_TOOL_TIMEOUT_MS: defaultToolTimeoutMs,
+  FLOOT_GATE_TIMEOUT_MS: defaultToolGateDeadlineMs,
+  FLOOT_CLI_START_HOLD_MS: defaultCliStartHoldMs,
+} as const;
+
+/**
+ * The daemon's settings from `env`, each its default when unset or empty. A value that is not what its
+ * variable takes is refused by name (`FLOOT_TOOL_TIMEOUT_MS=1h` is not a number of milliseconds), never
+ * silently replaced by the default.
+ */
+export function readDaemonSettings(env: Readonly<Record<string, string | undefined>>): DaemonSettings {
+  const ms = (name: keyof typeof milliseconds): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return milliseconds[name];
+    if (!/^[1-9][0-9]{0,9}$/.test(raw) || Number(raw) > 2_147_483_647)
+      throw new SettingError(
+        name,
+        `must be a whole number of milliseconds (1 to 2147483647), got ${JSON.stringify(raw)}`,
+      );
+    return Number(raw);
+  };
+  let connectionLimits: HttpConnectionLimits;
+  try {
+    connectionLimits = apiConnectionLimitsFrom(env);
+  } catch (error) {
+    const message = (error as Error).message;
+    throw new SettingError(
+      /^\w+/.exec(message)?.[0] ?? "FLOOT_MAX_CONNECTIONS",
+      message.replace(/^\w+ /, ""),
+    );
+  }
+  return {
+    toolTimeoutMs: ms("FLOOT_TOOL_TIMEOUT_MS"),
+    gateTimeoutMs: ms("FLOOT_GATE_TIMEOUT_MS"),
+    cliStartHoldMs: ms("FLOOT_CLI_START_HOLD_MS"),
+    connectionLimits,
+  };
+}
