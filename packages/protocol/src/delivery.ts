@@ -364,6 +364,22 @@ export const ClaudeSpendRefusedRecord = lazySchema(() =>
 );
 export type ClaudeSpendRefusedRecord = z.infer<typeof ClaudeSpendRefusedRecord>;
 
+/**
+ * A request made while Pi ran a tool, to keep Claude Code's prompt cache alive (a side question through
+ * the same Claude Code process): `sent` (answered after `ms`), `failed` (`detail`), `refused` by the
+ * spending guard, or `unavailable` (this Agent SDK has no side questions).
+ */
+export const ClaudeKeepWarmRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_keep_warm"),
+    ...recordContext,
+    outcome: z.enum(["sent", "failed", "refused", "unavailable"]),
+    ms: z.number().nonnegative().optional(),
+    detail: z.string().min(1, "detail must not be empty").max(500).optional(),
+  }),
+);
+export type ClaudeKeepWarmRecord = z.infer<typeof ClaudeKeepWarmRecord>;
+
 /** One Pi run's receipt, as also recorded in Pi's session file (`ClaudeTurnReceipt`). */
 export const ClaudeTurnReceiptRecord = lazySchema(() =>
   z.strictObject({
@@ -387,6 +403,7 @@ export const ClaudeBridgeDiagnosticRecord = lazySchema(() =>
     ContentWithoutPiStreamRecord,
     ClaudeSpendRefusedRecord,
     ClaudeTurnReceiptRecord,
+    ClaudeKeepWarmRecord,
   ]),
 );
 export type ClaudeBridgeDiagnosticRecord = z.infer<typeof ClaudeBridgeDiagnosticRecord>;

@@ -77,6 +77,8 @@ export const ClaudeTurnReceipt = lazySchema(() =>
     ),
     /** The request was refused before anything was sent (`CLAUDE_BRIDGE_SPEND=plan-only`). */
     spendRefused: z.literal(true).optional(),
+    /** Requests made while Pi ran a tool to keep Claude Code's prompt cache alive (`CLAUDE_BRIDGE_KEEP_WARM`). */
+    keepWarmRequests: TokenCount.optional(),
   }),
 );
 export type ClaudeTurnReceipt = z.infer<typeof ClaudeTurnReceipt>;

@@ -219,6 +219,7 @@ describe("ClaudeBridgeDiagnosticRecord", () => {
     },
     { type: "content_without_pi_stream", at, sessionId: "s1", block: "text" },
     { type: "claude_spend_refused", at, sessionId: "s1", rateLimitType: "five_hour", resetsAt: at },
+    { type: "claude_keep_warm", at, sessionId: "s1", outcome: "sent", ms: 42 },
     {
       type: "claude_turn_receipt",
       at,
@@ -232,6 +233,7 @@ describe("ClaudeBridgeDiagnosticRecord", () => {
         rebuilds: ["model_switch"],
         lateToolResults: ["toolu_01A"],
         droppedToolResults: [{ id: "toolu_01B", reason: "deadline_expired" }],
+        keepWarmRequests: 2,
       },
     },
   ];
