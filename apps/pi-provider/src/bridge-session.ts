@@ -16,7 +16,7 @@ import type { RateLimitState } from "./rate-limits.js";
 import { SessionDiag } from "./session-diag.js";
 import type { BridgeSessionOptions } from "./session-options.js";
 import { claudeSessionOf, sessionRecordOf } from "./session-record.js";
-import { sessionStreamSink } from "./session-sink.js";
+import { keepWarmReport, sessionStreamSink } from "./session-sink.js";
 import type { SpendRefusal } from "./spend-guard.js";
 import { claimSuccessor, type SuccessorQuery } from "./successor-query.js";
 import { toolCallAnswerer } from "./tool-answers.js";
@@ -238,6 +238,7 @@ export class BridgeSession {
         reader.read(message);
       },
       onEnded: (detail) => this.onQueryEnded(live, detail),
+      onKeepWarm: keepWarmReport(receipts, diag),
     };
     const live: ClaudeQuery =
       successor?.query ?? new ClaudeQuery(querySpec(this.options, inputs, action, issued, warm), handlers);
@@ -261,10 +262,8 @@ export class BridgeSession {
     this.options.limitsChanged();
   }
 
-  /**
-   * The spending guard refused this request. Claude Code is stopped before its waiting handlers are
-   * answered (an answered handler makes it send the results to the model); then Pi gets a final error.
-   */
+  /** Refused by the spending guard: Claude Code stops before its waiting handlers are answered (an
+   * answered handler makes it send the results to the model); then Pi gets a final error. */
   private async refuseSpending(refusal: SpendRefusal): Promise<void> {
     const turn = this.turn;
     this.diag.spendRefused(refusal.limit);

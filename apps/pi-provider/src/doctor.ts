@@ -39,8 +39,17 @@ export function doctorReport(input: DoctorInput): string {
     `This session: ${receipts.length} runs, ${sum((receipt) => receipt.requests)} model requests; ${hitRate}`,
     `Cache rebuilds: ${rebuildsLine(receipts)}`,
     `Tool results: ${sum((receipt) => receipt.lateToolResults.length)} late, ${sum((receipt) => receipt.droppedToolResults.length)} dropped`,
+    `Keep-warm: ${keepWarmLine(facts)}, ${sum((receipt) => receipt.keepWarmRequests ?? 0)} side questions asked while tools ran`,
     ...(input.malformedReceipts > 0 ? [`(${input.malformedReceipts} receipts unreadable)`] : []),
   ].join("\n");
+}
+
+function keepWarmLine(facts: ProviderFacts): string {
+  const setting = facts.keepWarm;
+  if (setting.kind === "off") return "off";
+  return setting.kind === "auto"
+    ? "on (before Claude Code's cache lifetime ends)"
+    : `every ${setting.everyMs} ms`;
 }
 
 function spendingLine(facts: ProviderFacts): string {

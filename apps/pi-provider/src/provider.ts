@@ -7,6 +7,7 @@ import { resolveClaudeExecutable } from "./claude-executable.js";
 import { ClaudeQuery } from "./claude-query.js";
 import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
 import { AssistantEventStream } from "./event-stream.js";
+import { type KeepWarmPolicy, type KeepWarmSetting, keepWarmFromEnv } from "./keep-warm.js";
 import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
 import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
 import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
@@ -35,6 +36,7 @@ export interface ProviderFacts {
   readonly limits: readonly RateLimitState[];
   /** As Claude Code reported it (its `init`); undefined until a query started. */
   readonly claudeCodeVersion: string | undefined;
+  readonly keepWarm: KeepWarmSetting;
 }
 
 export interface ClaudeCodeProvider {
@@ -100,6 +102,13 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
   const spend = spendPolicyFromEnv(options.env);
   if (!spend.ok) warn(`claude-code: ${spend.error}`);
   const limits = new AccountLimits(spend.policy, () => clock.now());
+  const keepWarmSetting = keepWarmFromEnv(options.env);
+  if (!keepWarmSetting.ok) warn(`claude-code: ${keepWarmSetting.error}`);
+  const keepWarm: KeepWarmPolicy = {
+    setting: keepWarmSetting.setting,
+    allowed: () => limits.refusal() === undefined,
+    usingOverage: () => limits.usingOverage(),
+  };
   let claudeCodeVersion: string | undefined;
   const claudeExecutable = resolveClaudeExecutable(options.env);
   const sessions = new Map<string, BridgeSession>();
@@ -119,6 +128,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         runQuery: options.runQuery ?? query,
         warn,
         limits,
+        keepWarm,
         limitsChanged: () => options.status?.(limits.statusLine()),
         noteClaudeCodeVersion: (version) => {
           claudeCodeVersion = version;
@@ -179,6 +189,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         env: options.env,
         cwd: options.cwd,
         claudeExecutable,
+        keepWarm,
       };
       offerSuccessor(
         settingsOf(inputs),
@@ -198,6 +209,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
       refusal: limits.refusal()?.message,
       limits: limits.reported(),
       claudeCodeVersion,
+      keepWarm: keepWarm.setting,
     }),
     async dispose() {
       await Promise.all([...sessions.values()].map((session) => session.dispose()));

@@ -1,6 +1,7 @@
 import type { Clock } from "@bridgeworks/delivery-reconciler";
 import type { ClaudeTurnReceipt } from "@bridgeworks/protocol";
 import type { DiagWriter } from "./diag-log.js";
+import type { KeepWarmOutcome } from "./keep-warm.js";
 import type { QueryAction } from "./query-planner.js";
 import { type RateLimitState, rateLimitFields } from "./rate-limits.js";
 import type { WarmUpOutcome } from "./warm-up.js";
@@ -58,6 +59,10 @@ export class SessionDiag {
       ...(rateLimitType ? { rateLimitType } : {}),
       ...(resetsAt ? { resetsAt } : {}),
     });
+  }
+
+  keepWarm(outcome: KeepWarmOutcome): void {
+    this.write({ type: "claude_keep_warm", ...this.stamp(), ...outcome });
   }
 
   receipt(receipt: ClaudeTurnReceipt): void {

@@ -1,6 +1,7 @@
 import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
 import type { Clock } from "@bridgeworks/delivery-reconciler";
 import type { DiagWriter } from "./diag-log.js";
+import type { KeepWarmPolicy } from "./keep-warm.js";
 import type { AccountLimits } from "./spend-guard.js";
 
 /** What a `BridgeSession` is given by its provider. */
@@ -22,6 +23,8 @@ export interface BridgeSessionOptions {
   readonly limits: AccountLimits;
   /** Claude Code reported something Pi's status line shows (a rate-limit event, a refusal). */
   readonly limitsChanged: () => void;
+  /** Keeping Claude Code's prompt cache alive while Pi runs tools (undefined: never). */
+  readonly keepWarm?: KeepWarmPolicy | undefined;
   /** Claude Code said which version it is (its `init`). */
   readonly noteClaudeCodeVersion: (version: string) => void;
 }

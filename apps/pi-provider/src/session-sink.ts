@@ -1,5 +1,6 @@
 import type { ToolCallLedger } from "@bridgeworks/delivery-reconciler";
 import type { ClaudeStreamSink, ClaudeTurnOutcome } from "./claude-stream.js";
+import type { KeepWarmOutcome } from "./keep-warm.js";
 import type { ConversationMessage } from "./query-state.js";
 import type { RateLimitState } from "./rate-limits.js";
 import type { SessionDiag } from "./session-diag.js";
@@ -60,5 +61,16 @@ export function sessionStreamSink(
       else if (notice.type === "rate_limit") reactions.rateLimited(notice.state);
       else diag.contentWithoutStream(notice.block);
     },
+  };
+}
+
+/** Where a query's keep-warm side questions are accounted: the diagnostics log, and the run's receipt. */
+export function keepWarmReport(
+  receipts: TurnReceipts,
+  diag: SessionDiag,
+): (outcome: KeepWarmOutcome) => void {
+  return (outcome) => {
+    diag.keepWarm(outcome);
+    if (outcome.outcome === "sent") receipts.keptWarm();
   };
 }

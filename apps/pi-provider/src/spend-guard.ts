@@ -75,6 +75,11 @@ export class AccountLimits {
     return limits ? `${limits} · plan only` : "Claude Code: plan limits only";
   }
 
+  /** Claude Code's latest event said requests draw extra usage. */
+  usingOverage(): boolean {
+    return this.latest?.usingOverage === true;
+  }
+
   /** Every window Claude Code has reported, latest state each. */
   reported(): RateLimitState[] {
     return [...this.windows.values()];

@@ -31,6 +31,7 @@ export class TurnReceipts {
   private late = new Set<string>();
   private dropped = new Map<string, DroppedReason>();
   private refused = false;
+  private keepWarm = 0;
 
   /** `taken`: each receipt as it is handed over (the diagnostics log). */
   constructor(private readonly taken: (receipt: ClaudeTurnReceipt) => void = () => {}) {}
@@ -70,6 +71,11 @@ export class TurnReceipts {
     this.refused = true;
   }
 
+  /** A keep-warm side question was answered while Pi ran a tool. */
+  keptWarm(): void {
+    this.keepWarm += 1;
+  }
+
   /** Every ledger record passes here: late results and calls settled without Pi's result. */
   noteLedger(record: DeliveryDiagnosticRecord): void {
     if (record.type === "tool_result_delivery") {
@@ -91,7 +97,8 @@ export class TurnReceipts {
       this.rebuilds.length === 0 &&
       this.late.size === 0 &&
       this.dropped.size === 0 &&
-      !this.refused;
+      !this.refused &&
+      this.keepWarm === 0;
     const sum = (pick: (request: RequestUsage) => number) =>
       this.requests.reduce((total, request) => total + pick(request), 0);
     const receipt: ClaudeTurnReceipt = {
@@ -104,12 +111,14 @@ export class TurnReceipts {
       lateToolResults: [...this.late],
       droppedToolResults: [...this.dropped].map(([id, reason]) => ({ id, reason })),
       ...(this.refused ? { spendRefused: true as const } : {}),
+      ...(this.keepWarm > 0 ? { keepWarmRequests: this.keepWarm } : {}),
     };
     this.requests = [];
     this.rebuilds = [];
     this.late = new Set();
     this.dropped = new Map();
     this.refused = false;
+    this.keepWarm = 0;
     if (empty) return undefined;
     this.taken(receipt);
     return receipt;

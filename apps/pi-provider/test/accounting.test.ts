@@ -238,11 +238,17 @@ describe("/claude-code doctor", () => {
         refusal: undefined,
         limits: [rateLimitState({ status: "allowed_warning", rateLimitType: "seven_day", utilization: 0.5 })],
         claudeCodeVersion: "2.1.332",
+        keepWarm: { kind: "auto" },
       },
       receipts: [
         receipt({ cacheWriteTokens: 990 }),
         receipt({ cacheReadTokens: 990, rebuilds: ["model_switch"] }),
-        receipt({ cacheReadTokens: 980, rebuilds: ["model_switch", "compaction"], lateToolResults: ["t"] }),
+        receipt({
+          cacheReadTokens: 980,
+          rebuilds: ["model_switch", "compaction"],
+          lateToolResults: ["t"],
+          keepWarmRequests: 2,
+        }),
       ],
       malformedReceipts: 0,
       versions: { agentSdk: "0.3.332", pi: "0.73.1" },
@@ -258,12 +264,19 @@ describe("/claude-code doctor", () => {
       "This session: 3 runs, 3 model requests; cache hit rate 66% (read 1970, written 990, uncached 30 tokens)",
       "Cache rebuilds: model_switch 2, compaction 1",
       "Tool results: 1 late, 0 dropped",
+      "Keep-warm: on (before Claude Code's cache lifetime ends), 2 side questions asked while tools ran",
     ]);
   });
 
   test("says so when nothing was asked yet, no limit was reported and the guard is off", () => {
     const report = doctorReport({
-      facts: { spend: "any", refusal: undefined, limits: [], claudeCodeVersion: undefined },
+      facts: {
+        spend: "any",
+        refusal: undefined,
+        limits: [],
+        claudeCodeVersion: undefined,
+        keepWarm: { kind: "off" },
+      },
       receipts: [],
       malformedReceipts: 1,
       versions: { agentSdk: undefined, pi: undefined },
@@ -275,5 +288,6 @@ describe("/claude-code doctor", () => {
     expect(report).toContain("This session: 0 runs, 0 model requests; no model request yet");
     expect(report).toContain("Cache rebuilds: none");
     expect(report).toContain("(1 receipts unreadable)");
+    expect(report).toContain("Keep-warm: off, 0 side questions asked while tools ran");
   });
 });
