@@ -58,7 +58,10 @@ export class TurnReceipts {
   requested(view: Omit<RequestCacheView, "previous" | "lastBreak">): void {
     const reason = rebuildReason({ ...view, previous: this.previous, lastBreak: this.lastBreak });
     if (reason) this.rebuilds.push(reason);
-    this.previous = { model: view.model, settings: view.settings };
+    // A tool round goes on with the query's settings whatever Pi's are now (a model switched mid-run
+    // takes effect at the next turn, which is measured against these).
+    const midRound = view.action.kind === "continue" && view.action.midRound;
+    if (!midRound || !this.previous) this.previous = { model: view.model, settings: view.settings };
     this.lastBreak = undefined;
   }
 

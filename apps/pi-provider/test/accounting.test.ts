@@ -213,6 +213,14 @@ describe("a run's receipt", () => {
       droppedToolResults: [{ id: "toolu_gone", reason: "deadline_expired" }],
     });
     expect(receipts.take()).toBeUndefined();
+    // A model switched mid-run: the round goes on with the old model; the next turn is the switch.
+    receipts.requested({
+      action: { kind: "continue", tellFrom: 3, midRound: true },
+      messages: history,
+      ...sonnet,
+    });
+    receipts.requested({ action: continued, messages: history, ...sonnet });
+    expect(receipts.take()?.rebuilds).toEqual(["model_switch"]);
     receipts.spendRefused();
     expect(receipts.take()).toMatchObject({ requests: 0, spendRefused: true });
   });
