@@ -5,7 +5,7 @@
 // cacheable prefix read from the cache, the side questions asked and their tokens, and both in US
 // dollars at Claude Sonnet's rates (the double counts a quarter of the characters as a token; Pi's own
 // system prompt and tools make the prefix). Prints JSON.
-import { startModelDouble } from "@bridgeworks/model-double";
+import { startModelDouble, textReply, toolTurnScript } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment } from "@bridgeworks/test-harness";
 import { piLines, startRpcPi } from "./pi-lines.mjs";
 
@@ -37,29 +37,20 @@ const sum = (usages) =>
   );
 
 async function sample(line, keepWarm) {
+  const turn = toolTurnScript(
+    [
+      {
+        id: "toolu_long",
+        nameFrom: { endsWith: "__bash" },
+        input: { command: `sleep ${toolSeconds}; printf SLEPT` },
+      },
+    ],
+    "AFTER",
+  );
+  // Step 0 answers side questions (they carry a placeholder result for the call), 1 the tool's result.
   const double = await startModelDouble({
     promptCache: { ttlMs },
-    steps: [
-      {
-        repeat: true,
-        match: { lastUserTextIncludes: question },
-        response: { events: [{ type: "text", text: "ok" }] },
-      },
-      {
-        match: { lastUserTextIncludes: "[long]" },
-        response: {
-          events: [
-            {
-              type: "tool_use",
-              id: "toolu_long",
-              nameFrom: { endsWith: "__bash" },
-              input: { command: `sleep ${toolSeconds}; printf SLEPT` },
-            },
-          ],
-        },
-      },
-      { match: { toolResultFor: "toolu_long" }, response: { events: [{ type: "text", text: "AFTER" }] } },
-    ],
+    steps: [textReply(question, "ok", { repeat: true }), ...turn.steps],
   });
   const environment = createIsolatedEnvironment({ modelUrl: double.url, model: "claude-double" });
   try {
@@ -68,7 +59,7 @@ async function sample(line, keepWarm) {
     pi.send({ type: "prompt", message: "[long] run the long one" });
     await pi.waitFor((event) => event.type === "agent_end", from, 120_000);
     const requests = double.requests.filter((request) => request.api === "anthropic");
-    const after = requests.find((request) => request.response.stepIndex === 2);
+    const after = requests.find((request) => request.response.stepIndex === 1);
     if (!after) throw new Error(`keep-warm ${keepWarm}: no request after the tool reached the double`);
     const side = requests.filter((request) => request.response.stepIndex === 0).map((r) => r.response.usage);
     const usage = after.response.usage;

@@ -1,4 +1,4 @@
-import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
+import { type RecordedRequest, type ScriptInput, textReply, toolTurnScript } from "@bridgeworks/model-double";
 import { afterEach, describe, expect, inject, test } from "vitest";
 import { KEEP_WARM_QUESTION } from "../src/keep-warm.js";
 import { lastAssistant, modelRequests, piLines, textOf, toolExecutions } from "./support/pi-driver.js";
@@ -16,34 +16,28 @@ const TOOL_SECONDS = 9;
 
 /**
  * A prompt answered by one long Bash call, then by `AFTER`; side questions (the keep-warm requests,
- * which carry a placeholder for the call in progress) are answered `ok` by the first step.
+ * which carry a placeholder result for the call in progress) are answered `ok` by the first step,
+ * which claims them before the step matching that result.
  */
 function longToolScript(): ScriptInput {
+  const turn = toolTurnScript(
+    [
+      {
+        id: "toolu_long",
+        nameFrom: { endsWith: "__bash" },
+        input: { command: `sleep ${TOOL_SECONDS}; printf SLEPT` },
+      },
+    ],
+    "AFTER",
+  );
   return {
     promptCache: { ttlMs: CACHE_TTL_MS },
-    steps: [
-      {
-        repeat: true,
-        match: { lastUserTextIncludes: KEEP_WARM_QUESTION },
-        response: { events: [{ type: "text", text: "ok" }] },
-      },
-      {
-        match: { lastUserTextIncludes: "[long]" },
-        response: {
-          events: [
-            {
-              type: "tool_use",
-              id: "toolu_long",
-              nameFrom: { endsWith: "__bash" },
-              input: { command: `sleep ${TOOL_SECONDS}; printf SLEPT` },
-            },
-          ],
-        },
-      },
-      { match: { toolResultFor: "toolu_long" }, response: { events: [{ type: "text", text: "AFTER" }] } },
-    ],
+    steps: [textReply(KEEP_WARM_QUESTION, "ok", { repeat: true }), ...turn.steps],
   };
 }
+
+/** The steps: 0 answers side questions, 1 the tool's result, 2 the prompt (with the tool call). */
+const AFTER_STEP = 1;
 
 /** Of the request after the tool, the share of its cacheable prefix read from the cache. */
 function cacheReadShare(request: RecordedRequest): number {
@@ -60,7 +54,7 @@ async function runLongTool(line: ReturnType<typeof piLines>[number], keepWarm: s
   expect(toolExecutions(run)).toHaveLength(1);
   expect(textOf(lastAssistant(run))).toBe("AFTER");
   const requests = modelRequests(scenario.double);
-  const after = requests.find((request) => request.response.stepIndex === 2)!;
+  const after = requests.find((request) => request.response.stepIndex === AFTER_STEP)!;
   const sideQuestions = requests.filter((request) => request.response.stepIndex === 0);
   // The side questions are no part of the conversation: neither the model's turns nor Pi's see them.
   for (const request of requests.filter((other) => other.response.stepIndex !== 0))
