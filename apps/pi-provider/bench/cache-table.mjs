@@ -34,13 +34,14 @@ try {
   const lines = [...new Set(rows.map((row) => row.pi))];
   const scenarios = [...new Set(rows.map((row) => row.scenario))];
   const cell = (row) => (row ? `${row.rebuilds} of ${row.requests}` : "not run");
+  const reasons = (row) => (row ? (row.reasons?.length ? row.reasons.join(", ") : "none") : "not run");
   const table = [
-    `| scenario | ${lines.map((line) => `${line}: rebuilds of requests`).join(" | ")} | rebuilds it may force |`,
-    `| --- | ${lines.map(() => "---").join(" | ")} | --- |`,
+    `| scenario | ${lines.map((line) => `${line}: rebuilds of requests`).join(" | ")} | rebuilds it may force | ${lines.map((line) => `${line}: receipts' reasons`).join(" | ")} |`,
+    `| --- | ${lines.map(() => "---").join(" | ")} | --- | ${lines.map(() => "---").join(" | ")} |`,
     ...scenarios.map((scenario) => {
       const of = (line) => rows.find((row) => row.pi === line && row.scenario === scenario);
       const forced = rows.find((row) => row.scenario === scenario)?.forced ?? 0;
-      return `| ${scenario} | ${lines.map((line) => cell(of(line))).join(" | ")} | ${forced} |`;
+      return `| ${scenario} | ${lines.map((line) => cell(of(line))).join(" | ")} | ${forced} | ${lines.map((line) => reasons(of(line))).join(" | ")} |`;
     }),
   ];
   process.stdout.write(`${table.join("\n")}\n`);

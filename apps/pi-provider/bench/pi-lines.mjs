@@ -49,7 +49,7 @@ export function providerEnv(provider) {
 }
 
 /** A `pi --mode rpc` in `environment`: JSONL events parsed as they arrive, commands with ids. */
-export function startRpcPi(environment, line, provider) {
+export function startRpcPi(environment, line, provider, env = {}) {
   const process_ = environment.spawn(
     line.node,
     [line.cli, "--mode", "rpc", "--no-session", "-ne", ...providerArgs(provider)],
@@ -60,6 +60,7 @@ export function startRpcPi(environment, line, provider) {
         PI_SKIP_VERSION_CHECK: "1",
         CLAUDE_BRIDGE_DIAG_LOG: join(environment.root, "diag.log"),
         ...providerEnv(provider),
+        ...env,
       },
     },
   );

@@ -1,11 +1,9 @@
-import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
-import { type Clock, type StreamStall, ToolCallLedger } from "@bridgeworks/delivery-reconciler";
+import { type StreamStall, ToolCallLedger } from "@bridgeworks/delivery-reconciler";
 import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
 import { ClaudeQuery, type ClaudeQueryHandlers } from "./claude-query.js";
-import { ClaudeStreamReader, type ClaudeStreamSink, type ClaudeTurnOutcome } from "./claude-stream.js";
+import { ClaudeStreamReader, type ClaudeTurnOutcome } from "./claude-stream.js";
 import { closeInBackground } from "./closing-queries.js";
 import { renderUnseen } from "./content.js";
-import type { DiagWriter } from "./diag-log.js";
 import { processEndedMessage } from "./errors.js";
 import type { AssistantEventStream } from "./event-stream.js";
 import type { ToolCallHandler } from "./mcp-tools.js";
@@ -14,31 +12,16 @@ import type { PiModel, PiStreamOptions } from "./pi-types.js";
 import { type QueryInputs, querySpec, settingsOf } from "./query-inputs.js";
 import { planQuery, type QueryAction, type QueryEvent } from "./query-planner.js";
 import { type ConversationMessage, fingerprintOf, type QueryState } from "./query-state.js";
-import { type RateLimitState, rateLimitStatus } from "./rate-limits.js";
+import type { RateLimitState } from "./rate-limits.js";
 import { SessionDiag } from "./session-diag.js";
+import type { BridgeSessionOptions } from "./session-options.js";
 import { claudeSessionOf, sessionRecordOf } from "./session-record.js";
+import { keepWarmReport, sessionStreamSink } from "./session-sink.js";
+import type { SpendRefusal } from "./spend-guard.js";
 import { claimSuccessor, type SuccessorQuery } from "./successor-query.js";
 import { toolCallAnswerer } from "./tool-answers.js";
-import { refusedCallText } from "./tool-arguments.js";
 import { PiTurn } from "./turn.js";
-
-export interface BridgeSessionOptions {
-  /** Pi's `options.sessionId` (one Claude Code query per Pi session), `one-shot-<n>` for a one-shot request. */
-  readonly sessionKey: string;
-  /** The environment Claude Code runs with (Agent SDK `env` replaces the child's entirely). */
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly cwd: string;
-  readonly clock: Clock;
-  readonly idleTimeoutMs: number;
-  readonly diag: DiagWriter;
-  readonly claudeExecutable: string | undefined;
-  /** The Agent SDK's `query` (injectable for tests). */
-  readonly runQuery: typeof sdkQuery;
-  /** Human-readable warnings (stderr). */
-  readonly warn: (line: string) => void;
-  /** Pi's provider status line for this session (rate limits); undefined clears it. */
-  readonly status: (text: string | undefined) => void;
-}
+import { TurnReceipts } from "./turn-receipt.js";
 
 /**
  * One Pi session served by one long-lived Claude Code query (streaming input). Pi's `streamSimple`
@@ -62,17 +45,23 @@ export class BridgeSession {
   private suspendAfterTurn = false;
   private readonly answerToolCall: ToolCallHandler;
   private readonly diag: SessionDiag;
+  /** Each Pi run's receipt, taken at its end (and written to the diagnostics log then). */
+  readonly receipts: TurnReceipts;
 
   constructor(private readonly options: BridgeSessionOptions) {
     this.ledger = new ToolCallLedger<ConversationMessage>({
       clock: options.clock,
-      sink: (record) => options.diag(record),
+      sink: (record) => {
+        options.diag(record);
+        this.receipts.noteLedger(record);
+      },
       idleTimeoutMs: options.idleTimeoutMs,
       sessionId: options.sessionKey,
       onStall: (stall) => this.onStall(stall),
     });
     this.answerToolCall = toolCallAnswerer(this.ledger);
     this.diag = new SessionDiag(options.diag, options.clock, options.sessionKey);
+    this.receipts = new TurnReceipts((receipt) => this.diag.receipt(receipt));
   }
 
   /** One `streamSimple` call. Never throws: failures end `stream` with an error event. */
@@ -89,6 +78,9 @@ export class BridgeSession {
     if (this.turn?.isOpen) this.failTurn("error", "Claude Code: superseded by a newer request from Pi");
     this.turn = turn;
     this.turnBase = context.messages.length;
+    // Before the ledger delivers any result: a delivered result makes Claude Code send a request.
+    const refusal = this.options.limits.refusal();
+    if (refusal) return this.refuseSpending(refusal);
 
     const { delivery, flush } = this.ledger.beginStream(context.messages);
     if (delivery.unknownIds.length > 0) {
@@ -114,7 +106,9 @@ export class BridgeSession {
     // A query started ahead may still be closing its predecessor: plan once it runs.
     await this.starting;
     if (this.turn !== turn) return;
-    const action = this.apply({ type: "request", messages, settings: settingsOf(inputs) });
+    const settings = settingsOf(inputs);
+    const action = this.apply({ type: "request", messages, settings });
+    this.receipts.requested({ action, messages, model: model.id, settings });
     const planned = this.state;
     switch (action.kind) {
       case "continue": {
@@ -187,6 +181,7 @@ export class BridgeSession {
 
   /** Pi aborted the agent run (Esc, RPC `abort`): fail everything live and stop Claude Code. */
   async abort(): Promise<void> {
+    this.receipts.broke("abort");
     if (this.turn?.isOpen) this.failTurn("aborted", "Operation aborted");
     this.run(this.apply({ type: "aborted" }));
     // Stop Claude Code before answering its waiting handlers: an answered (or dropped) handler makes a
@@ -224,7 +219,18 @@ export class BridgeSession {
     successor?: SuccessorQuery,
   ): ClaudeQuery {
     const issued = successor?.issued ?? new Set<string>();
-    const reader = new ClaudeStreamReader(this.streamSink(issued), () => this.options.clock.now());
+    const { ledger, receipts, diag } = this;
+    const sink = sessionStreamSink(
+      { ...this.options, ledger, receipts, diag, issued },
+      {
+        openTurn: () => (this.turn?.isOpen ? this.turn : undefined),
+        sessionReported: (sessionId) => this.run(this.apply({ type: "session_reported", sessionId })),
+        toolCallsComplete: () => this.finishTurn("toolUse"),
+        turnEnded: (outcome) => this.onTurnEnd(outcome),
+        rateLimited: (state) => this.onRateLimit(state),
+      },
+    );
+    const reader = new ClaudeStreamReader(sink, () => this.options.clock.now());
     const handlers: ClaudeQueryHandlers = {
       onToolCall: this.answerToolCall,
       onMessage: (message) => {
@@ -232,6 +238,7 @@ export class BridgeSession {
         reader.read(message);
       },
       onEnded: (detail) => this.onQueryEnded(live, detail),
+      onKeepWarm: keepWarmReport(receipts, diag),
     };
     const live: ClaudeQuery =
       successor?.query ?? new ClaudeQuery(querySpec(this.options, inputs, action, issued, warm), handlers);
@@ -249,34 +256,24 @@ export class BridgeSession {
     return live;
   }
 
-  private streamSink(issued: Set<string>): ClaudeStreamSink {
-    return {
-      openTurn: () => (this.turn?.isOpen ? this.turn : undefined),
-      onSessionId: (sessionId) => this.run(this.apply({ type: "session_reported", sessionId })),
-      onToolUse: (call) => {
-        issued.add(call.id);
-        if (this.ledger.recordToolUse(call) === "stream" && this.turn?.isOpen) this.turn.pushToolCall(call);
-      },
-      onInvalidToolUse: ({ id, name, problem }) => {
-        issued.add(id);
-        this.ledger.refuseToolUse({ id, name }, refusedCallText(id, name, problem));
-      },
-      onMessageStop: () => {
-        // Every tool_use block of the message is on the stream now: Pi may run them.
-        if (this.turn?.isOpen && this.turn.hasToolCalls) this.finishTurn("toolUse");
-      },
-      onTurnEnd: (outcome) => this.onTurnEnd(outcome),
-      onNotice: (notice) => {
-        if (notice.type === "api_retry") this.diag.apiRetry(notice.status);
-        else if (notice.type === "rate_limit") this.onRateLimit(notice.state);
-        else this.diag.contentWithoutStream(notice.block);
-      },
-    };
-  }
-
   private onRateLimit(state: RateLimitState): void {
     this.diag.rateLimit(state);
-    this.options.status(rateLimitStatus(state, this.options.clock.now()));
+    this.options.limits.note(state);
+    this.options.limitsChanged();
+  }
+
+  /** Refused by the spending guard: Claude Code stops before its waiting handlers are answered (an
+   * answered handler makes it send the results to the model); then Pi gets a final error. */
+  private async refuseSpending(refusal: SpendRefusal): Promise<void> {
+    const turn = this.turn;
+    this.diag.spendRefused(refusal.limit);
+    this.receipts.spendRefused();
+    this.run(this.apply({ type: "turn_failed" }));
+    await this.closed;
+    this.ledger.abort("extra usage refused (CLAUDE_BRIDGE_SPEND=plan-only)");
+    this.ledger.checkQuiescence("spend_refused");
+    if (this.turn === turn) this.failTurn("error", refusal.message);
+    this.options.limitsChanged();
   }
 
   private onTurnEnd(outcome: ClaudeTurnOutcome): void {
@@ -285,6 +282,7 @@ export class BridgeSession {
       if (this.turn?.isOpen) this.finishTurn(outcome.stop);
       this.run(this.apply({ type: "turn_completed", uuid: outcome.uuid }));
     } else {
+      this.receipts.broke(outcome.sessionLost ? "lost_session" : "failed_turn");
       if (this.turn?.isOpen) this.failTurn("error", outcome.message);
       else this.options.warn(outcome.message);
       this.run(this.apply({ type: outcome.sessionLost ? "session_lost" : "turn_failed" }));
@@ -296,6 +294,7 @@ export class BridgeSession {
   private onQueryEnded(live: ClaudeQuery, detail: string): void {
     if (this.live !== live) return;
     this.live = undefined;
+    this.receipts.broke("failed_turn");
     this.diag.queryEnded(detail);
     this.ledger.abort("Claude Code ended");
     this.run(this.apply({ type: "query_ended" }));
@@ -303,6 +302,7 @@ export class BridgeSession {
   }
 
   private onStall(stall: StreamStall): void {
+    this.receipts.broke("failed_turn");
     if (this.turn?.isOpen) this.failTurn("error", stall.message);
     this.run(this.apply({ type: "turn_failed" }));
   }

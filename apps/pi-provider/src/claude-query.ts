@@ -8,6 +8,14 @@ import type {
 } from "@anthropic-ai/claude-agent-sdk";
 import { describeError } from "@bridgeworks/runtime";
 import type { ClaudeUserBlock } from "./content.js";
+import {
+  affordableSideQuestions,
+  claudeCacheTtlMs,
+  KeepWarm,
+  type KeepWarmOutcome,
+  type KeepWarmPolicy,
+  keepWarmEveryMs,
+} from "./keep-warm.js";
 import { MCP_SERVER_NAME, MCP_TOOL_PREFIX, PiToolServer, type ToolCallHandler } from "./mcp-tools.js";
 import type { PiStreamOptions, PiTool } from "./pi-types.js";
 import { PromptQueue } from "./prompt-queue.js";
@@ -31,6 +39,8 @@ export interface ClaudeQuerySpec {
   readonly issued: Set<string>;
   /** Started ahead of its first prompt: run Claude Code's prompt path once, asking the model nothing. */
   readonly warmUp: boolean;
+  /** Keep Claude Code's prompt cache alive while it waits for Pi's tools; undefined: never. */
+  readonly keepWarm?: KeepWarmPolicy | undefined;
 }
 
 export interface ClaudeQueryHandlers {
@@ -40,6 +50,8 @@ export interface ClaudeQueryHandlers {
   readonly onMessage: (message: SDKMessage) => void;
   /** Claude Code ended on its own (exit, crash): why, with the tail of what it wrote on stderr. */
   readonly onEnded: (detail: string) => void;
+  /** A keep-warm side question was asked (or could not be). */
+  readonly onKeepWarm?: (outcome: KeepWarmOutcome) => void;
 }
 
 const STDERR_TAIL_CHARS = 2_000;
@@ -97,6 +109,13 @@ export class ClaudeQuery {
   private readonly input = new PromptQueue();
   private readonly query: Query;
   private readonly warmUp: WarmUp | undefined;
+  private readonly keepWarm: KeepWarm | undefined;
+  /** Tool calls Claude Code waits on now (their MCP handlers have not answered). */
+  private waitingOnTools = 0;
+  /** Claude Code runs on a Claude subscription (its `init` says no API key is used). */
+  private subscription = false;
+  /** The prompt tokens of Claude Code's latest model request (its `message_start` usage). */
+  private promptTokens: number | undefined;
   private prompted = false;
   private closing = false;
   private closed: Promise<void> | undefined;
@@ -107,11 +126,12 @@ export class ClaudeQuery {
     private handlers: ClaudeQueryHandlers,
   ) {
     this.issued = spec.issued;
-    this.tools = new PiToolServer((call) => this.handlers.onToolCall(call));
+    this.tools = new PiToolServer((call) => this.answerToolCall(call));
     this.tools.setTools(spec.tools);
     this.warmUp = spec.warmUp ? new WarmUp() : undefined;
     this.warmedUp = this.warmUp?.outcome;
     this.query = spec.runQuery({ prompt: this.input, options: this.options(spec) });
+    this.keepWarm = this.keepWarmFor(spec);
     const initialized = (this.query as Partial<Query>).initializationResult?.();
     this.started = initialized ? initialized.then(noop, noop) : Promise.resolve();
     if (this.warmUp) void this.sendWarmUp(this.warmUp, initialized);
@@ -153,6 +173,7 @@ export class ClaudeQuery {
 
   private async shutDown(): Promise<void> {
     this.closing = true;
+    this.keepWarm?.stop();
     await Promise.race([this.query.interrupt().catch(() => undefined), delay(INTERRUPT_GRACE_MS)]);
     this.input.close();
     this.query.close();
@@ -209,6 +230,7 @@ export class ClaudeQuery {
     try {
       for await (const message of this.query) {
         if (this.closing) continue;
+        this.notePromptSize(message);
         const warmUp = this.warmUp?.read(message);
         if (warmUp === "answered") this.endAnsweredWarmUp();
         else if (warmUp === undefined) this.handlers.onMessage(message);
@@ -218,8 +240,52 @@ export class ClaudeQuery {
     }
     if (this.closing) return;
     this.closing = true;
+    this.keepWarm?.stop();
     const reason = failure ? describeError(failure) : "the query ended";
     this.handlers.onEnded([reason, this.stderrTail.trim()].filter(Boolean).join("\n"));
+  }
+
+  /** Pi's tool call, answered by the handlers; while any is waiting, the prompt cache is kept warm. */
+  private async answerToolCall(call: Parameters<ToolCallHandler>[0]): ReturnType<ToolCallHandler> {
+    if (this.waitingOnTools++ === 0) this.keepWarm?.start();
+    try {
+      return await this.handlers.onToolCall(call);
+    } finally {
+      if (--this.waitingOnTools === 0) this.keepWarm?.stop();
+    }
+  }
+
+  private notePromptSize(message: SDKMessage): void {
+    if (message.type === "system" && message.subtype === "init")
+      this.subscription = message.apiKeySource === "none";
+    if (message.type !== "stream_event" || message.parent_tool_use_id !== null) return;
+    if (message.event.type !== "message_start") return;
+    const usage = message.event.message.usage;
+    this.promptTokens =
+      usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0);
+  }
+
+  private keepWarmFor(spec: ClaudeQuerySpec): KeepWarm | undefined {
+    const policy = spec.keepWarm;
+    if (!policy || policy.setting.kind === "off") return undefined;
+    // Claude Code's side question (its `/btw`): on the Agent SDK 0.3.332's Query, not in its types.
+    const sideQuestion = (this.query as { askSideQuestion?: (question: string) => Promise<unknown> })
+      .askSideQuestion;
+    const ttlMs = () => claudeCacheTtlMs(spec.env, this.subscription, policy.usingOverage());
+    return new KeepWarm({
+      everyMs: () => keepWarmEveryMs(policy.setting, ttlMs()),
+      allowed: policy.allowed,
+      // Automatic: never more side questions than the rebuild they avoid would cost; an interval of
+      // the user's own: as asked.
+      budget: () =>
+        policy.setting.kind === "auto" ? affordableSideQuestions(this.promptTokens, ttlMs()) : undefined,
+      ask:
+        typeof sideQuestion === "function"
+          ? (question) => sideQuestion.call(this.query, question)
+          : undefined,
+      report: (outcome) => this.handlers.onKeepWarm?.(outcome),
+      now: Date.now,
+    });
   }
 
   /** Never expected (Claude Code said it registered the hook): this conversation is no longer Pi's. */

@@ -27,7 +27,10 @@ export type ClaudeTurnOutcome =
 export interface ClaudeStreamSink {
   /** The Pi stream open now, if any. */
   readonly openTurn: () => PiTurn | undefined;
-  readonly onSessionId: (sessionId: string) => void;
+  /** Claude Code's `init`: the session it works on, and its version. */
+  readonly onSessionId: (sessionId: string, claudeCodeVersion: string | undefined) => void;
+  /** A model request's usage: at its `message_start` (`fresh`), then its `message_delta` totals. */
+  readonly onUsage: (usage: AnthropicUsage | undefined, fresh: boolean) => void;
   /** A complete `tool_use` block whose arguments are a JSON object. */
   readonly onToolUse: (call: ToolCall) => void;
   /** A complete `tool_use` block whose arguments Pi cannot be given. */
@@ -64,7 +67,8 @@ export class ClaudeStreamReader {
   read(message: SDKMessage): void {
     switch (message.type) {
       case "system":
-        if (message.subtype === "init") this.sink.onSessionId(message.session_id);
+        if (message.subtype === "init")
+          this.sink.onSessionId(message.session_id, message.claude_code_version || undefined);
         else if (message.subtype === "api_retry")
           this.sink.onNotice({ type: "api_retry", status: message.error_status });
         return;
@@ -102,6 +106,7 @@ export class ClaudeStreamReader {
       case "message_start":
         this.toolBlocks.clear();
         this.stopReason = undefined;
+        this.sink.onUsage(event.message.usage as AnthropicUsage, true);
         turn?.beginClaudeMessage(event.message.usage as AnthropicUsage);
         return;
       case "content_block_start": {
@@ -141,6 +146,7 @@ export class ClaudeStreamReader {
       }
       case "message_delta":
         this.stopReason = event.delta.stop_reason;
+        this.sink.onUsage(event.usage as AnthropicUsage, false);
         turn?.updateUsage(event.usage as AnthropicUsage);
         return;
       case "message_stop":

@@ -1,3 +1,4 @@
+import { registerDoctorCommand } from "./doctor.js";
 import { PROVIDER_NAME } from "./models.js";
 import { type PiExtensionHost, registerOnce } from "./pi-adapter.js";
 import { PiSessionFollower } from "./pi-session-events.js";
@@ -16,9 +17,11 @@ export default function claudeCodeExtension(pi: PiExtensionHost): void {
       env: process.env,
       cwd: process.cwd(),
       warn,
-      status: (_sessionId, text) => follower.showStatus(text),
+      status: (text) => follower.showStatus(text),
     });
     return provider.registration;
   });
-  if (registered && provider) follower.follow(provider);
+  if (!registered || !provider) return;
+  follower.follow(provider);
+  registerDoctorCommand(pi, provider);
 }

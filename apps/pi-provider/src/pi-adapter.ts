@@ -37,6 +37,16 @@ export interface PiExtensionHost {
   getActiveTools?(): string[];
   getAllTools?(): readonly PiTool[];
   getThinkingLevel?(): string;
+  registerCommand?(
+    name: string,
+    options: { description?: string; handler: (args: string, context: PiCommandContext) => Promise<void> },
+  ): void;
+}
+
+/** The slice of Pi's `ExtensionCommandContext` a command reads. */
+export interface PiCommandContext {
+  readonly ui?: { notify(message: string, type?: "info" | "warning" | "error"): void };
+  readonly sessionManager: { getBranch(): readonly { type: string; customType?: string; data?: unknown }[] };
 }
 
 export type PiEventName =

@@ -1,4 +1,8 @@
-import { CLAUDE_SESSION_ENTRY_TYPE, ClaudeSessionRecord } from "@bridgeworks/protocol";
+import {
+  CLAUDE_RECEIPT_ENTRY_TYPE,
+  CLAUDE_SESSION_ENTRY_TYPE,
+  ClaudeSessionRecord,
+} from "@bridgeworks/protocol";
 import { backgroundClosed, closeInBackground } from "./closing-queries.js";
 import { PROVIDER_NAME } from "./models.js";
 import type { PiExtensionContext, PiExtensionHost } from "./pi-adapter.js";
@@ -17,7 +21,7 @@ export const STATUS_KEY = "claude-code";
  *   query ahead of the first prompt when the session's model is a claude-code one;
  * - `model_select`, `thinking_level_select`: start (or restart) the query for the new settings, or
  *   end it when Pi moved to another provider;
- * - `agent_end`: record the Claude session in Pi's session file when it moved on;
+ * - `agent_end`: record the run's receipt, and the Claude session when it moved on, in Pi's session file;
  * - `session_shutdown`: end every Claude Code process; Pi's quit waits until they all exited, a
  *   session replacement does not (the next session's Claude Code starts meanwhile).
  */
@@ -43,6 +47,7 @@ export class PiSessionFollower {
     if (!on) return;
     on("session_start", (_event, context) => {
       this.context = context;
+      this.showStatus(provider.statusLine());
       const sessionId = context.sessionManager.getSessionId();
       const record = this.recordedSession(context);
       if (record) {
@@ -66,6 +71,8 @@ export class PiSessionFollower {
     on("agent_end", (_event, context) => {
       this.context = context;
       const sessionId = context.sessionManager.getSessionId();
+      const receipt = provider.takeReceipt(sessionId);
+      if (receipt) this.pi.appendEntry?.(CLAUDE_RECEIPT_ENTRY_TYPE, receipt);
       const record = provider.record(sessionId);
       const json = record && JSON.stringify(record);
       if (!json || json === this.recorded.get(sessionId)) return;

@@ -1,16 +1,19 @@
 import { query } from "@anthropic-ai/claude-agent-sdk";
 import { type Clock, createSystemClock, idleTimeoutFromEnv } from "@bridgeworks/delivery-reconciler";
-import type { ClaudeSessionRecord } from "@bridgeworks/protocol";
+import type { ClaudeSessionRecord, ClaudeTurnReceipt } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
 import { BridgeSession } from "./bridge-session.js";
 import { resolveClaudeExecutable } from "./claude-executable.js";
 import { ClaudeQuery } from "./claude-query.js";
 import { createDiagLog, type DiagWriter, diagLogPath } from "./diag-log.js";
 import { AssistantEventStream } from "./event-stream.js";
+import { type KeepWarmPolicy, type KeepWarmSetting, keepWarmFromEnv } from "./keep-warm.js";
 import { claudeCodeModels, PROVIDER_API, PROVIDER_NAME } from "./models.js";
 import { normalizeContext, type ProviderRegistration } from "./pi-adapter.js";
 import type { PiContext, PiModel, PiStreamOptions } from "./pi-types.js";
 import { type QueryInputs, querySpec, settingsOf } from "./query-inputs.js";
+import type { RateLimitState } from "./rate-limits.js";
+import { AccountLimits, type SpendPolicy, spendPolicyFromEnv } from "./spend-guard.js";
 import { offerSuccessor } from "./successor-query.js";
 import { PiTurn } from "./turn.js";
 
@@ -21,8 +24,19 @@ export interface ClaudeCodeProviderOptions {
   readonly runQuery?: typeof query;
   readonly diag?: DiagWriter;
   readonly warn?: (line: string) => void;
-  /** Where Pi shows provider status (its footer): Claude Code's rate-limit state, per Pi session. */
-  readonly status?: (sessionId: string, text: string | undefined) => void;
+  /** Where Pi shows provider status (its footer): Claude Code's rate-limit state and the spending guard. */
+  readonly status?: (text: string | undefined) => void;
+}
+
+/** What `/claude-code doctor` reads of the provider itself. */
+export interface ProviderFacts {
+  readonly spend: SpendPolicy;
+  /** Why the next request would be refused, if it would. */
+  readonly refusal: string | undefined;
+  readonly limits: readonly RateLimitState[];
+  /** As Claude Code reported it (its `init`); undefined until a query started. */
+  readonly claudeCodeVersion: string | undefined;
+  readonly keepWarm: KeepWarmSetting;
 }
 
 export interface ClaudeCodeProvider {
@@ -43,6 +57,11 @@ export interface ClaudeCodeProvider {
   restore(sessionId: string, record: ClaudeSessionRecord): void;
   /** What to record in the Pi session so a later process resumes its Claude session. */
   record(sessionId: string): ClaudeSessionRecord | undefined;
+  /** The receipt of the Pi run that just ended (undefined if it asked nothing of Claude Code). */
+  takeReceipt(sessionId: string): ClaudeTurnReceipt | undefined;
+  /** Pi's status line now (limits, the guard). */
+  statusLine(): string | undefined;
+  facts(): ProviderFacts;
   /** Ends every Claude Code query (waiting for each process to exit) and checks every session's quiescence. */
   dispose(): Promise<void>;
 }
@@ -80,6 +99,17 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
   const warm = warmStartFromEnv(options.env);
   if (!warm.ok) warn(`claude-code: ${warm.error}`);
   const clock = options.clock ?? createSystemClock();
+  const spend = spendPolicyFromEnv(options.env);
+  if (!spend.ok) warn(`claude-code: ${spend.error}`);
+  const limits = new AccountLimits(spend.policy, () => clock.now());
+  const keepWarmSetting = keepWarmFromEnv(options.env);
+  if (!keepWarmSetting.ok) warn(`claude-code: ${keepWarmSetting.error}`);
+  const keepWarm: KeepWarmPolicy = {
+    setting: keepWarmSetting.setting,
+    allowed: () => limits.refusal() === undefined,
+    usingOverage: () => limits.usingOverage(),
+  };
+  let claudeCodeVersion: string | undefined;
   const claudeExecutable = resolveClaudeExecutable(options.env);
   const sessions = new Map<string, BridgeSession>();
   let oneShots = 0;
@@ -97,7 +127,12 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         claudeExecutable,
         runQuery: options.runQuery ?? query,
         warn,
-        status: (text) => options.status?.(key, text),
+        limits,
+        keepWarm,
+        limitsChanged: () => options.status?.(limits.statusLine()),
+        noteClaudeCodeVersion: (version) => {
+          claudeCodeVersion = version;
+        },
       });
       sessions.set(key, session);
     }
@@ -154,6 +189,7 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
         env: options.env,
         cwd: options.cwd,
         claudeExecutable,
+        keepWarm,
       };
       offerSuccessor(
         settingsOf(inputs),
@@ -166,6 +202,15 @@ export function createClaudeCodeProvider(options: ClaudeCodeProviderOptions): Cl
     },
     restore: (sessionId, record) => sessionFor(sessionId).restore(record),
     record: (sessionId) => sessions.get(sessionId)?.record,
+    takeReceipt: (sessionId) => sessions.get(sessionId)?.receipts.take(),
+    statusLine: () => limits.statusLine(),
+    facts: () => ({
+      spend: spend.policy,
+      refusal: limits.refusal()?.message,
+      limits: limits.reported(),
+      claudeCodeVersion,
+      keepWarm: keepWarm.setting,
+    }),
     async dispose() {
       await Promise.all([...sessions.values()].map((session) => session.dispose()));
       sessions.clear();

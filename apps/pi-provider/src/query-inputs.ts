@@ -1,5 +1,6 @@
 import type { query as sdkQuery } from "@anthropic-ai/claude-agent-sdk";
 import { type ClaudeQuerySpec, claudeEnvironment } from "./claude-query.js";
+import type { KeepWarmPolicy } from "./keep-warm.js";
 import { toolsKey } from "./mcp-tools.js";
 import type { PiModel, PiStreamOptions, PiTool } from "./pi-types.js";
 import type { QueryAction } from "./query-planner.js";
@@ -34,6 +35,7 @@ export interface ClaudeCodeHost {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly cwd: string;
   readonly claudeExecutable: string | undefined;
+  readonly keepWarm?: KeepWarmPolicy | undefined;
 }
 
 /** The Claude Code process a planner's start action asks for. */
@@ -59,5 +61,6 @@ export function querySpec(
     tools: inputs.tools,
     issued,
     warmUp,
+    keepWarm: host.keepWarm,
   };
 }

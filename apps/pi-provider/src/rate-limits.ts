@@ -7,6 +7,14 @@ export interface RateLimitState {
   readonly window: string | undefined;
   readonly resetsAtMs: number | undefined;
   readonly utilization: number | undefined;
+  /** Extra usage's own status (`allowed`, `allowed_warning`, `rejected`), when Claude Code named it. */
+  readonly overageStatus?: string | undefined;
+  /**
+   * Claude Code's `isUsingOverage`: the window is used up and the request was let through on extra
+   * usage (2.1.332 sets it when the API says `unified-status: rejected` and `unified-overage-status:
+   * allowed` or `allowed_warning`).
+   */
+  readonly usingOverage?: boolean;
 }
 
 /** The event's `rate_limit_info`, whatever units it came in (kendex: seconds or ms; fraction or percent). */
@@ -15,12 +23,16 @@ export function rateLimitState(info: {
   resetsAt?: number | undefined;
   rateLimitType?: string | undefined;
   utilization?: number | undefined;
+  overageStatus?: string | undefined;
+  isUsingOverage?: boolean | undefined;
 }): RateLimitState {
   const resetsAt = info.resetsAt;
   const utilization = info.utilization;
   return {
     status: info.status,
     window: info.rateLimitType,
+    overageStatus: info.overageStatus,
+    usingOverage: info.isUsingOverage === true,
     resetsAtMs:
       typeof resetsAt === "number" && resetsAt > 0
         ? resetsAt < 1e12
@@ -61,7 +73,10 @@ export function resetText(resetsAtMs: number, nowMs: number): string {
 export function rateLimitStatus(state: RateLimitState, nowMs: number): string | undefined {
   if (state.status !== "allowed_warning" && state.status !== "rejected") return undefined;
   const reset = state.resetsAtMs !== undefined ? ` · ${resetText(state.resetsAtMs, nowMs)}` : "";
-  if (state.status === "rejected") return `Claude Code: ${limitName(state.window)} reached${reset}`;
+  if (state.status === "rejected") {
+    const overage = state.usingOverage ? ", drawing extra usage" : "";
+    return `Claude Code: ${limitName(state.window)} reached${overage}${reset}`;
+  }
   const name = limitName(state.window);
   const used =
     state.utilization !== undefined
@@ -76,12 +91,16 @@ export function rateLimitFields(state: RateLimitState): {
   rateLimitType?: string;
   resetsAt?: string;
   utilization?: number;
+  overageStatus?: string;
+  usingOverage?: true;
 } {
   return {
     status: state.status,
     ...(state.window ? { rateLimitType: state.window } : {}),
     ...(state.resetsAtMs !== undefined ? { resetsAt: new Date(state.resetsAtMs).toISOString() } : {}),
     ...(state.utilization !== undefined ? { utilization: state.utilization } : {}),
+    ...(state.overageStatus ? { overageStatus: state.overageStatus } : {}),
+    ...(state.usingOverage ? { usingOverage: true as const } : {}),
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Clock } from "@bridgeworks/delivery-reconciler";
+import type { ClaudeTurnReceipt } from "@bridgeworks/protocol";
 import type { DiagWriter } from "./diag-log.js";
+import type { KeepWarmOutcome } from "./keep-warm.js";
 import type { QueryAction } from "./query-planner.js";
 import { type RateLimitState, rateLimitFields } from "./rate-limits.js";
 import type { WarmUpOutcome } from "./warm-up.js";
@@ -47,6 +49,24 @@ export class SessionDiag {
 
   rateLimit(state: RateLimitState): void {
     this.write({ type: "claude_rate_limit", ...this.stamp(), ...rateLimitFields(state) });
+  }
+
+  spendRefused(limit: RateLimitState): void {
+    const { rateLimitType, resetsAt } = rateLimitFields(limit);
+    this.write({
+      type: "claude_spend_refused",
+      ...this.stamp(),
+      ...(rateLimitType ? { rateLimitType } : {}),
+      ...(resetsAt ? { resetsAt } : {}),
+    });
+  }
+
+  keepWarm(outcome: KeepWarmOutcome): void {
+    this.write({ type: "claude_keep_warm", ...this.stamp(), ...outcome });
+  }
+
+  receipt(receipt: ClaudeTurnReceipt): void {
+    this.write({ type: "claude_turn_receipt", ...this.stamp(), receipt });
   }
 
   contentWithoutStream(block: string): void {

@@ -1,7 +1,14 @@
 import type { CachePrefixEntry, RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
 import { textReply } from "@bridgeworks/model-double";
+import type { RebuildReason } from "@bridgeworks/protocol";
 import { afterEach, describe, expect, inject, test } from "vitest";
-import { cacheRow, conversationCache, explainRebuilds, reportCacheRow } from "./support/cache-check.js";
+import {
+  cacheRow,
+  conversationCache,
+  explainRebuilds,
+  receiptRebuilds,
+  reportCacheRow,
+} from "./support/cache-check.js";
 import { lastAssistant, type PiLine, type PiProcess, piLines, textOf } from "./support/pi-driver.js";
 import { compactionScript, Scenario } from "./support/scenario.js";
 
@@ -43,7 +50,7 @@ async function expectCacheStable(
 ): Promise<void> {
   const current = scenario!;
   const stability = conversationCache(current.double);
-  reportCacheRow(cacheRow(line.name, name, forced.count, stability));
+  reportCacheRow(cacheRow(line.name, name, forced.count, stability, receiptRebuilds(current.diag())));
   const requests = new Map(current.double.requests.map((request) => [request.index, request]));
   const unforced = stability.requests.filter(
     (entry) => entry.rebuild && !forced.allows(entry, requests.get(entry.index)!),
@@ -52,6 +59,20 @@ async function expectCacheStable(
   expect(stability.rebuilds).toBeLessThanOrEqual(forced.count);
   expect(stability.requests.length).toBeGreaterThan(1);
   current.expectQuiescent();
+}
+
+/**
+ * Each run's receipt (diagnostics log and Pi's session) names the scenario's rebuilds by reason, none
+ * where it forces none, and `/claude-code doctor` in `pi` counts them the same.
+ */
+async function expectRebuildReasons(pi: PiProcess, reasons: RebuildReason[]): Promise<void> {
+  const records = scenario!.diag();
+  expect(records.some((record) => record.type === "claude_turn_receipt")).toBe(true);
+  expect(receiptRebuilds(records)).toEqual(reasons);
+  const counts = new Map<string, number>();
+  for (const reason of reasons) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  const expected = counts.size === 0 ? "none" : [...counts].map(([reason, n]) => `${reason} ${n}`).join(", ");
+  expect((await pi.doctor()).split("\n")).toContain(`Cache rebuilds: ${expected}`);
 }
 
 async function turnsAnswered(pi: PiProcess, prompts: Array<[string, string]>): Promise<void> {
@@ -73,6 +94,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
       ["[three] third", "THREE"],
     ]);
     await expectCacheStable(line, "plain turns");
+    await expectRebuildReasons(pi, []);
   });
 
   test("tool rounds", async () => {
@@ -85,6 +107,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
       ["[tool-b] run", "B DONE"],
     ]);
     await expectCacheStable(line, "tool rounds");
+    await expectRebuildReasons(pi, []);
   });
 
   test("abort then continue", async () => {
@@ -107,6 +130,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
       ["[four] fourth", "FOUR"],
     ]);
     await expectCacheStable(line, "abort then continue");
+    await expectRebuildReasons(pi, []);
   });
 
   test("steer mid-round", async () => {
@@ -121,6 +145,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
     await pi.waitForAgentEnd(from);
     await turnsAnswered(pi, [["[after] next", "AFTER"]]);
     await expectCacheStable(line, "steer mid-round");
+    await expectRebuildReasons(pi, []);
   });
 
   test("follow-up", async () => {
@@ -135,6 +160,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
     await pi.waitForAgentEnd(from);
     expect(textOf(lastAssistant(pi.events().slice(from)))).toBe("FOLLOWED UP");
     await expectCacheStable(line, "follow-up");
+    await expectRebuildReasons(pi, []);
   });
 
   test("error then retry", async () => {
@@ -174,6 +200,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
     ).toBe(true);
     await turnsAnswered(pi, [["[three] third", "THREE"]]);
     await expectCacheStable(line, "error then retry");
+    await expectRebuildReasons(pi, []);
   });
 
   test("model switch and back", async () => {
@@ -202,6 +229,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
         return position > 0 && modelOf(conversation[position - 1]!) !== modelOf(request);
       },
     });
+    await expectRebuildReasons(pi, ["model_switch", "model_switch"]);
   });
 
   test("Pi compaction", async () => {
@@ -225,6 +253,7 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
       count: 1,
       allows: (_entry, request) => request === firstAfter,
     });
+    await expectRebuildReasons(pi, ["compaction"]);
   });
 
   test("Pi restart with --continue", async () => {
@@ -240,5 +269,6 @@ describe.each(piLines(inject("node24")))("$name: prompt-cache stability", (line)
     const again = scenario.pi(line, { persistSession: true, extraArgs: ["--continue"] });
     await turnsAnswered(again, [["[three] third", "THREE"]]);
     await expectCacheStable(line, "Pi restart with --continue");
+    await expectRebuildReasons(again, []);
   });
 });

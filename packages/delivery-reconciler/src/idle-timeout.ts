@@ -14,6 +14,16 @@ const durationPattern = /^(\d+(?:\.\d+)?)(ms|s|m)?$/;
 const unitMs = { ms: 1, s: 1000, m: 60_000 } as const;
 
 /**
+ * A duration as the bridge's variables spell it: `45` (seconds), `45s`, `250ms`, `2m`; milliseconds,
+ * rounded up. Undefined when `text` is not one.
+ */
+export function parseDuration(text: string): number | undefined {
+  const match = durationPattern.exec(text.trim());
+  if (!match) return undefined;
+  return Math.ceil(Number(match[1]) * unitMs[(match[2] ?? "s") as keyof typeof unitMs]);
+}
+
+/**
  * Parses an idle timeout: `45` (seconds), `5s`, `250ms`, `2m`, `0` (off). Unset or blank gives the 90 s
  * default. A bad value is an error naming `variable`, never a silent fallback to the default.
  */
@@ -23,17 +33,14 @@ export function parseIdleTimeout(
 ): IdleTimeoutSetting {
   const text = raw?.trim() ?? "";
   if (text === "") return { ok: true, timeoutMs: DEFAULT_IDLE_TIMEOUT_MS };
-  const match = durationPattern.exec(text);
-  if (!match) {
+  // Rounded up so a tiny positive value never turns the watchdog off by accident.
+  const timeoutMs = parseDuration(text);
+  if (timeoutMs === undefined) {
     return {
       ok: false,
       error: `${variable}=${JSON.stringify(raw)} is not a duration: use seconds (45 or 45s), milliseconds (250ms), minutes (2m), or 0 to turn the idle watchdog off`,
     };
   }
-  const amount = Number(match[1]);
-  const unit = (match[2] ?? "s") as keyof typeof unitMs;
-  // Round up so a tiny positive value never turns the watchdog off by accident.
-  const timeoutMs = Math.ceil(amount * unitMs[unit]);
   if (timeoutMs > MAX_TIMER_DELAY_MS) {
     return {
       ok: false,

@@ -12,6 +12,7 @@ export {
   type IdleTimeoutError,
   type IdleTimeoutSetting,
   idleTimeoutFromEnv,
+  parseDuration,
   parseIdleTimeout,
 } from "./idle-timeout.js";
 export type { StreamStall } from "./idle-watchdog.js";

@@ -3,10 +3,27 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   IDLE_TIMEOUT_VARIABLE,
   idleTimeoutFromEnv,
+  parseDuration,
   parseIdleTimeout,
   ToolCallLedger,
 } from "../src/index.js";
 import { FakeClock } from "./support/fake-clock.js";
+
+describe("parseDuration", () => {
+  test.each([
+    ["45", 45_000],
+    [" 2.5s ", 2_500],
+    ["250ms", 250],
+    ["2m", 120_000],
+    ["0", 0],
+  ])("%j is %i ms", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  test.each(["", "soon", "-1", "5h", "1e3"])("%j is not a duration", (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});
 
 describe("parseIdleTimeout", () => {
   test.each([

@@ -7,6 +7,7 @@ export {
   promptPrefixUnits,
 } from "./cache-prefix.js";
 export type { IdGenerator } from "./plan.js";
+export { type CacheUsage, PromptCacheModel } from "./prompt-cache.js";
 export type {
   MatchableRequest,
   RecordedRequest,
@@ -28,6 +29,7 @@ export {
   ApiName,
   InvalidScriptError,
   MatchSpec,
+  PromptCacheSpec,
   parseScript,
   type RequestPredicate,
   Script,

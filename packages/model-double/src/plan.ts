@@ -1,3 +1,4 @@
+import type { CacheUsage } from "./prompt-cache.js";
 import type { RecordedToolCall } from "./recorded.js";
 import { estimateTokens, type OfferedTool, offeredTools, requestedModel } from "./request-view.js";
 import type { ApiName, ScriptEvent, StepResponse, StopReason, ToolNameSelector } from "./script.js";
@@ -44,7 +45,14 @@ const placeholderSignature = "model-double-signature";
 
 export function planAnswer(
   response: StepResponse & { events: ScriptEvent[] },
-  context: { api: ApiName; body: unknown; requestIndex: number; generateId: IdGenerator },
+  context: {
+    api: ApiName;
+    body: unknown;
+    requestIndex: number;
+    generateId: IdGenerator;
+    /** The prompt-cache model's account of this request, when the script models the cache. */
+    cache?: CacheUsage | undefined;
+  },
 ): PlanOutcome {
   const tools = offeredTools(context.body);
   const items: PlanItem[] = [];
@@ -80,7 +88,7 @@ export function planAnswer(
       model: requestedModel(context.body) ?? "model-double",
       items,
       stopReason: response.stopReason ?? (hasToolCall ? "tool_use" : "end_turn"),
-      usage: planUsage(response, items, context.body),
+      usage: planUsage(response, items, context.body, context.cache),
     },
   };
 }
@@ -135,11 +143,18 @@ function selects(selector: ToolNameSelector, name: string): boolean {
   );
 }
 
-function planUsage(response: StepResponse, items: readonly PlanItem[], body: unknown): PlannedUsage {
+function planUsage(
+  response: StepResponse,
+  items: readonly PlanItem[],
+  body: unknown,
+  cache: CacheUsage | undefined,
+): PlannedUsage {
   const scripted = response.usage;
+  const output = scripted?.output_tokens ?? estimateTokens(items.map(outputTextOf).join(""));
+  if (!scripted && cache) return { ...cache, output_tokens: output };
   return {
     input_tokens: scripted?.input_tokens ?? estimateTokens(JSON.stringify(body ?? "")),
-    output_tokens: scripted?.output_tokens ?? estimateTokens(items.map(outputTextOf).join("")),
+    output_tokens: output,
     cache_read_input_tokens: scripted?.cache_read_input_tokens ?? 0,
     cache_creation_input_tokens: scripted?.cache_creation_input_tokens ?? 0,
   };

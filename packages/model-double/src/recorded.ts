@@ -36,6 +36,13 @@ export interface RecordedResponse {
   readonly toolCalls: readonly RecordedToolCall[];
   /** Set when the double could not follow the script for this request. */
   readonly failure?: string;
+  /** The usage the answer reports (scripted, modelled by `promptCache`, or estimated). */
+  readonly usage?: {
+    readonly input_tokens: number;
+    readonly output_tokens: number;
+    readonly cache_read_input_tokens: number;
+    readonly cache_creation_input_tokens: number;
+  };
 }
 
 export interface RecordedRequest extends MatchableRequest {

@@ -170,7 +170,17 @@ export const ScriptStep = z.strictObject({
 });
 export type ScriptStep = z.infer<typeof ScriptStep>;
 
-export const Script = z.strictObject({ steps: z.array(ScriptStep) });
+/**
+ * Models Anthropic's prompt cache with a lifetime (`prompt-cache.ts`): answers whose step gives no
+ * `usage` report the cache read and write the model computes instead of none.
+ */
+export const PromptCacheSpec = z.strictObject({
+  /** How long a cached prefix lives after it was last written or read (the API's is 5 minutes). */
+  ttlMs: z.number().int().positive(),
+});
+export type PromptCacheSpec = z.infer<typeof PromptCacheSpec>;
+
+export const Script = z.strictObject({ steps: z.array(ScriptStep), promptCache: PromptCacheSpec.optional() });
 export type Script = z.infer<typeof Script>;
 export type ScriptInput = z.input<typeof Script>;
 

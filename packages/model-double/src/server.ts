@@ -5,6 +5,7 @@ import { sendJson } from "@bridgeworks/runtime";
 import { anthropicErrorBody, anthropicEventStream, anthropicMessage } from "./anthropic.js";
 import { openaiErrorBody, openaiEventStream, openaiResponse } from "./openai.js";
 import { type IdGenerator, planAnswer, toolCallsOf } from "./plan.js";
+import { PromptCacheModel } from "./prompt-cache.js";
 import type { MatchableRequest, RecordedRequest, RecordedResponse, RequestKind } from "./recorded.js";
 import { RequestLog, type WaitOptions } from "./request-log.js";
 import { estimateTokens } from "./request-view.js";
@@ -66,6 +67,9 @@ export async function startModelDouble(
   const generateId = options.generateId ?? defaultIdGenerator;
   const log = new RequestLog();
   const selector = createStepSelector(validScript.steps);
+  const promptCache = validScript.promptCache
+    ? new PromptCacheModel(validScript.promptCache.ttlMs)
+    : undefined;
   const unmatched: RecordedRequest[] = [];
   const failures: RecordedRequest[] = [];
   const closing = new AbortController();
@@ -132,16 +136,23 @@ export async function startModelDouble(
       record(request, { status: step.error.status, stepIndex, toolCalls: [] });
       return sendScriptedError(response, step.error, errorBody, step.headers);
     }
+    const cache = api === "anthropic" ? promptCache?.use(request.body, receivedAt) : undefined;
     const outcome = planAnswer(
       { ...step, events: step.events ?? [] },
-      { api, body: request.body, requestIndex: request.index, generateId },
+      { api, body: request.body, requestIndex: request.index, generateId, cache },
     );
     if (!outcome.ok) {
       fail(500, outcome.failure, stepIndex);
       return;
     }
     const { plan } = outcome;
-    record(request, { status: 200, stepIndex, messageId: plan.messageId, toolCalls: toolCallsOf(plan) });
+    record(request, {
+      status: 200,
+      stepIndex,
+      messageId: plan.messageId,
+      toolCalls: toolCallsOf(plan),
+      usage: { ...plan.usage },
+    });
 
     const lifetime = lifetimeOf(response, closing.signal);
     if (wantsStream(api, request.body)) {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { lazySchema } from "./lazy-schema.js";
+import { ClaudeTurnReceipt } from "./pi-session.js";
 
 /**
  * Records of the Pi provider's tool-call ledger (`@bridgeworks/delivery-reconciler`). Claude Code emits
@@ -331,6 +332,10 @@ export const ClaudeRateLimitRecord = lazySchema(() =>
     resetsAt: IsoTimestamp.optional(),
     /** The window's use, 0..1. */
     utilization: z.number().min(0).max(1).optional(),
+    /** Extra usage's own status (`allowed`, `allowed_warning`, `rejected`), when Claude Code named it. */
+    overageStatus: z.string().min(1, "overageStatus must not be empty").optional(),
+    /** Claude Code's `isUsingOverage`: the plan's window is used up and requests draw extra usage. */
+    usingOverage: z.literal(true).optional(),
   }),
 );
 export type ClaudeRateLimitRecord = z.infer<typeof ClaudeRateLimitRecord>;
@@ -345,6 +350,46 @@ export const ContentWithoutPiStreamRecord = lazySchema(() =>
 );
 export type ContentWithoutPiStreamRecord = z.infer<typeof ContentWithoutPiStreamRecord>;
 
+/**
+ * A request the spending guard (`CLAUDE_BRIDGE_SPEND=plan-only`) refused: Claude Code said requests now
+ * draw extra usage, so nothing was sent; the window and its reset when Claude Code named them.
+ */
+export const ClaudeSpendRefusedRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_spend_refused"),
+    ...recordContext,
+    rateLimitType: z.string().min(1, "rateLimitType must not be empty").optional(),
+    resetsAt: IsoTimestamp.optional(),
+  }),
+);
+export type ClaudeSpendRefusedRecord = z.infer<typeof ClaudeSpendRefusedRecord>;
+
+/**
+ * A request made while Pi ran a tool, to keep Claude Code's prompt cache alive (a side question through
+ * the same Claude Code process): `sent` (answered after `ms`), `failed` (`detail`), `refused` by the
+ * spending guard, or `unavailable` (this Agent SDK has no side questions).
+ */
+export const ClaudeKeepWarmRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_keep_warm"),
+    ...recordContext,
+    outcome: z.enum(["sent", "failed", "refused", "unavailable"]),
+    ms: z.number().nonnegative().optional(),
+    detail: z.string().min(1, "detail must not be empty").max(500).optional(),
+  }),
+);
+export type ClaudeKeepWarmRecord = z.infer<typeof ClaudeKeepWarmRecord>;
+
+/** One Pi run's receipt, as also recorded in Pi's session file (`ClaudeTurnReceipt`). */
+export const ClaudeTurnReceiptRecord = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("claude_turn_receipt"),
+    ...recordContext,
+    receipt: ClaudeTurnReceipt,
+  }),
+);
+export type ClaudeTurnReceiptRecord = z.infer<typeof ClaudeTurnReceiptRecord>;
+
 /** Every record of the Pi provider's diagnostics log: the ledger's and the provider's own. */
 export const ClaudeBridgeDiagnosticRecord = lazySchema(() =>
   z.discriminatedUnion("type", [
@@ -356,6 +401,9 @@ export const ClaudeBridgeDiagnosticRecord = lazySchema(() =>
     ClaudeApiRetryRecord,
     ClaudeRateLimitRecord,
     ContentWithoutPiStreamRecord,
+    ClaudeSpendRefusedRecord,
+    ClaudeTurnReceiptRecord,
+    ClaudeKeepWarmRecord,
   ]),
 );
 export type ClaudeBridgeDiagnosticRecord = z.infer<typeof ClaudeBridgeDiagnosticRecord>;

@@ -208,7 +208,34 @@ describe("ClaudeBridgeDiagnosticRecord", () => {
     { type: "claude_query_ended", at, sessionId: "s1", detail: "Claude Code exited with code 1" },
     { type: "claude_api_retry", at, sessionId: "s1", status: null },
     { type: "claude_rate_limit", at, sessionId: "s1", status: "allowed_warning" },
+    {
+      type: "claude_rate_limit",
+      at,
+      sessionId: "s1",
+      status: "rejected",
+      rateLimitType: "five_hour",
+      overageStatus: "allowed",
+      usingOverage: true,
+    },
     { type: "content_without_pi_stream", at, sessionId: "s1", block: "text" },
+    { type: "claude_spend_refused", at, sessionId: "s1", rateLimitType: "five_hour", resetsAt: at },
+    { type: "claude_keep_warm", at, sessionId: "s1", outcome: "sent", ms: 42 },
+    {
+      type: "claude_turn_receipt",
+      at,
+      sessionId: "s1",
+      receipt: {
+        requests: 2,
+        inputTokens: 10,
+        outputTokens: 20,
+        cacheReadTokens: 9000,
+        cacheWriteTokens: 300,
+        rebuilds: ["model_switch"],
+        lateToolResults: ["toolu_01A"],
+        droppedToolResults: [{ id: "toolu_01B", reason: "deadline_expired" }],
+        keepWarmRequests: 2,
+      },
+    },
   ];
 
   test("takes the provider's own records and every ledger record", () => {
@@ -225,5 +252,24 @@ describe("ClaudeBridgeDiagnosticRecord", () => {
       "replayedMessages",
     ]);
     expect(failedPaths(ClaudeBridgeDiagnosticRecord, { ...own[0], ids: [] })).toEqual(["ids"]);
+  });
+
+  test("refuses a receipt with a rebuild reason it does not know or a negative token count", () => {
+    const receiptRecord = own.find((record) => record.type === "claude_turn_receipt") as {
+      receipt: Record<string, unknown>;
+    };
+    const receipt = receiptRecord.receipt;
+    expect(
+      failedPaths(ClaudeBridgeDiagnosticRecord, {
+        ...receiptRecord,
+        receipt: { ...receipt, rebuilds: ["tuesday"] },
+      }),
+    ).toEqual(["receipt.rebuilds.0"]);
+    expect(
+      failedPaths(ClaudeBridgeDiagnosticRecord, {
+        ...receiptRecord,
+        receipt: { ...receipt, cacheReadTokens: -1 },
+      }),
+    ).toEqual(["receipt.cacheReadTokens"]);
   });
 });

@@ -7,6 +7,7 @@ import {
   promptPrefixUnits,
   type RecordedRequest,
 } from "@bridgeworks/model-double";
+import type { ClaudeTurnReceipt, RebuildReason } from "@bridgeworks/protocol";
 
 /** The variable naming a JSONL file that collects one row per scenario (the README's table). */
 export const CACHE_REPORT_VARIABLE = "PI_CACHE_REPORT";
@@ -19,6 +20,8 @@ export interface CacheRow {
   /** Rebuilds the scenario itself forces (a model switch, a compaction): at most this many are allowed. */
   readonly forced: number;
   readonly rebuiltChars: number;
+  /** The rebuild reasons the provider's receipts gave, in order. */
+  readonly reasons: readonly RebuildReason[];
 }
 
 /**
@@ -55,7 +58,13 @@ export function explainRebuilds(double: ModelDouble, stability: CacheStability):
     .join("\n");
 }
 
-export function cacheRow(pi: string, scenario: string, forced: number, stability: CacheStability): CacheRow {
+export function cacheRow(
+  pi: string,
+  scenario: string,
+  forced: number,
+  stability: CacheStability,
+  reasons: readonly RebuildReason[],
+): CacheRow {
   return {
     pi,
     scenario,
@@ -63,7 +72,17 @@ export function cacheRow(pi: string, scenario: string, forced: number, stability
     rebuilds: stability.rebuilds,
     forced,
     rebuiltChars: stability.requests.reduce((sum, entry) => sum + entry.rebuiltChars, 0),
+    reasons,
   };
+}
+
+/** Every rebuild reason in the receipts of a diagnostics log, in order. */
+export function receiptRebuilds(
+  records: ReadonlyArray<{ type: string; receipt?: unknown }>,
+): RebuildReason[] {
+  return records.flatMap((record) =>
+    record.type === "claude_turn_receipt" ? (record.receipt as ClaudeTurnReceipt).rebuilds : [],
+  );
 }
 
 /** Appends the row to `PI_CACHE_REPORT` when the run was asked for a report. */

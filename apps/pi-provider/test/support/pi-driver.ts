@@ -132,6 +132,21 @@ export class PiProcess {
     return found!;
   }
 
+  /** Runs `/claude-code doctor` (over RPC, as a user types it) and returns its report. */
+  async doctor(): Promise<string> {
+    const from = this.events().length;
+    this.prompt("/claude-code doctor");
+    const notice = await this.waitFor(
+      (event) =>
+        event.type === "extension_ui_request" &&
+        event.method === "notify" &&
+        String(event.message).startsWith("Claude Code provider doctor"),
+      30_000,
+      from,
+    );
+    return String(notice.message);
+  }
+
   /** The next `agent_end` after event index `from`. */
   waitForAgentEnd(from: number, timeoutMs = 90_000): Promise<PiEvent> {
     return this.waitFor((event) => event.type === "agent_end", timeoutMs, from);
