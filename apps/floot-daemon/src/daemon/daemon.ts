@@ -7,7 +7,6 @@ import {
   type BridgeGeneration,
   defaultGateHookScriptPath,
   defaultShimScriptPath,
-  defaultToolGateDeadlineMs,
   mintToken,
   mintTurnMount,
   type ShimCommand,
@@ -24,7 +23,7 @@ import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { describeBackends } from "./backend-status.js";
 import { defaultCliNice } from "./cli-nice.js";
-import { CliStartSlots, defaultCliStartHoldMs, defaultCliStarts } from "./cli-start-slots.js";
+import { CliStartSlots, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createDecisionActors } from "./http/decision-actor.js";
