@@ -57,6 +57,16 @@ export {
 } from "./confinement.js";
 export { type ExecutableLookup, findExecutable } from "./executable.js";
 export {
+  connectKeeper,
+  defaultKeeperScriptPath,
+  type KeeperClient,
+  type KeeperProcessOptions,
+  KeeperUnavailable,
+  type KeptCliSink,
+  openKeeper,
+} from "./keeper-client.js";
+export { type KeeperOptions, runKeeper } from "./keeper-server.js";
+export {
   defaultMaxLineBytes,
   LineSplitter,
   type LineSplitterOptions,

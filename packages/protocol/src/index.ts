@@ -8,6 +8,7 @@ export * from "./floot-api.js";
 export * from "./floot-ui.js";
 export * from "./identity.js";
 export * from "./issues.js";
+export * from "./keeper.js";
 export * from "./lazy-schema.js";
 export * from "./log.js";
 export * from "./permission.js";
