@@ -9,7 +9,8 @@ import {
   type SpawnedCli,
 } from "./cli-spawner.js";
 import { findExecutable } from "./executable.js";
-import { LineSplitter, LineTooLongError } from "./line-splitter.js";
+import { type KeptCliDeps, startKeptCli } from "./kept-cli.js";
+import { defaultMaxLineBytes, LineSplitter, LineTooLongError } from "./line-splitter.js";
 import { type ProcessIdentity, signalProcessGroup } from "./process-identity.js";
 import { assertNice } from "./process-priority.js";
 import { spawnMarkerVariable } from "./spawn-marker.js";
@@ -67,7 +68,15 @@ export interface CliProcessHooks {
    * journal it first: after a crash the process can still be found and fenced.
    */
   onSpawned(identity: ProcessIdentity): void;
-  onLine(line: string): void;
+  /** A stdout line; with `position` when the keeper reads it (where it starts and the next one does). */
+  onLine(line: string, position?: LinePosition): void;
+}
+
+/** Where a line sits in a kept CLI's stdout; `replayed`: read again for an adopted CLI, journaled before. */
+export interface LinePosition {
+  offset: number;
+  next: number;
+  replayed: boolean;
 }
 
 export interface RunningCli {
@@ -85,6 +94,8 @@ export interface CliProcessDeps extends InProcessSpawnerDeps {
   spawner?: CliSpawner;
   /** The longest stdout line read (default `defaultMaxLineBytes`, 8 MiB); a longer one ends the CLI. */
   maxLineBytes?: number;
+  /** Run (or adopt) it through the CLI keeper instead, so it outlives this process (kept-cli.ts). */
+  kept?: KeptCliDeps;
 }
 
 const stderrTailBytes = 4_096;
@@ -99,8 +110,10 @@ export async function startCliProcess(
   hooks: CliProcessHooks,
   deps: CliProcessDeps = {},
 ): Promise<RunningCli> {
-  assertRunnable(launch);
+  if (deps.kept?.adopt === undefined) assertRunnable(launch);
   if (launch.nice !== undefined) assertNice(launch.nice);
+  if (deps.kept !== undefined)
+    return startKeptCli(launch, hooks, deps.kept, deps.maxLineBytes ?? defaultMaxLineBytes);
   const spawner = deps.spawner ?? inProcessSpawner(deps);
   let child: SpawnedCli;
   try {

@@ -29,6 +29,7 @@ export {
   type CliProcessHooks,
   CliStartError,
   type CliStartErrorCode,
+  type LinePosition,
   type RunningCli,
   startCliProcess,
 } from "./cli-process.js";
@@ -66,6 +67,7 @@ export {
   openKeeper,
 } from "./keeper-client.js";
 export { type KeeperOptions, runKeeper } from "./keeper-server.js";
+export type { KeptCliDeps } from "./kept-cli.js";
 export {
   defaultMaxLineBytes,
   LineSplitter,

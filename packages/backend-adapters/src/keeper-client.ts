@@ -14,7 +14,8 @@ import { keeperProof, keeperProofHolds, mintKeeperNonce } from "./keeper-proof.j
 
 /** What a daemon hears of one kept CLI it attached to, in order. */
 export interface KeptCliSink {
-  line(offset: number, text: string): void;
+  /** A line starting at `offset`; the next one starts at `next`. */
+  line(offset: number, text: string, next: number): void;
   overflow(offset: number, limitBytes: number): void;
   exited(exit: { end: number; code: number | null; signal: string | null; stderrTail: string }): void;
 }
@@ -32,8 +33,8 @@ export interface KeeperClient {
   list(): Promise<KeptCli[]>;
   /** Ends every kept CLI and the keeper. */
   shutdown(graceMs: number): void;
-  /** Called once when the connection ends (the keeper died, or `close`). */
-  onClose(listener: () => void): void;
+  /** Called once when the connection ends (the keeper died, or `close`); returns how to stop listening. */
+  onClose(listener: () => void): () => void;
   close(): void;
 }
 
@@ -134,7 +135,7 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
           waiting.delete(reply.id);
           return;
         case "line":
-          sinks.get(reply.id)?.line(reply.offset, reply.text);
+          sinks.get(reply.id)?.line(reply.offset, reply.text, reply.next);
           return;
         case "overflow":
           sinks.get(reply.id)?.overflow(reply.offset, reply.limit);
@@ -182,7 +183,13 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
             send({ type: "list" });
           }),
         shutdown: (graceMs) => send({ type: "shutdown", graceMs }),
-        onClose: (listener) => closeListeners.push(listener),
+        onClose(listener) {
+          closeListeners.push(listener);
+          return () => {
+            const at = closeListeners.indexOf(listener);
+            if (at !== -1) closeListeners.splice(at, 1);
+          };
+        },
         close: () => socket.end(),
       };
     }

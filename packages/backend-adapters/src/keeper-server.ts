@@ -296,10 +296,11 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
       ) {
         reader.pending.push(Buffer.from(chunk.subarray(start, newline)));
         const text = Buffer.concat(reader.pending).toString("utf8").replace(/\r$/, "");
+        const next = reader.position + newline + 1;
         if (text !== "" && (entry.overflow === undefined || reader.lineStart < entry.overflow))
-          reader.connection.send({ type: "line", id: entry.id, offset: reader.lineStart, text });
+          reader.connection.send({ type: "line", id: entry.id, offset: reader.lineStart, next, text });
         reader.pending = [];
-        reader.lineStart = reader.position + newline + 1;
+        reader.lineStart = next;
         start = newline + 1;
       }
       if (start < read) reader.pending.push(Buffer.from(chunk.subarray(start, read)));
@@ -313,7 +314,13 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
       reader.exitSent = true;
       const tail = Buffer.concat(reader.pending).toString("utf8").replace(/\r$/, "");
       if (tail !== "" && entry.overflow === undefined)
-        reader.connection.send({ type: "line", id: entry.id, offset: reader.lineStart, text: tail });
+        reader.connection.send({
+          type: "line",
+          id: entry.id,
+          offset: reader.lineStart,
+          next: entry.end,
+          text: tail,
+        });
       reader.connection.send({
         type: "exited",
         id: entry.id,

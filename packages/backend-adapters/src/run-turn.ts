@@ -1,6 +1,12 @@
 import { type BackendEvent, effectsOfEvent, type TurnEffect, type TurnError } from "@bridgeworks/protocol";
 import { type PreparedTurn, TurnErrorCode, type TurnOutcome } from "./backend-adapter.js";
-import { type CliExit, type CliProcessDeps, type RunningCli, startCliProcess } from "./cli-process.js";
+import {
+  type CliExit,
+  type CliProcessDeps,
+  type LinePosition,
+  type RunningCli,
+  startCliProcess,
+} from "./cli-process.js";
 import type { ProcessIdentity } from "./process-identity.js";
 
 export interface RunTurnHooks {
@@ -12,9 +18,11 @@ export interface RunTurnHooks {
   /**
    * Every normalized event, in stream order, synchronously: the next line is not translated until
    * this returns, so an event journaled here is journaled before anything that follows it. If it
-   * throws, the CLI is stopped and `result` rejects with that error.
+   * throws, the CLI is stopped and `result` rejects with that error. A kept CLI's events come with
+   * `through`, where the next line of its stdout starts (journal it with them: an adopted CLI is read
+   * again from there); an adopted CLI's lines journaled before are translated again, not handed on.
    */
-  onEvent(event: BackendEvent): void;
+  onEvent(event: BackendEvent, through?: number): void;
 }
 
 export interface TurnResult {
@@ -55,13 +63,14 @@ export async function runTurn(
   // line can ask for a stop.
   const stopCli = () => void cli?.stop();
 
-  const onLine = (line: string) => {
+  const onLine = (line: string, position?: LinePosition) => {
     if (hookError !== undefined || aborted !== undefined) return;
     // Runs inside the stdout handler: anything thrown here would otherwise take the daemon down.
     try {
       const translated = translator.translate(line);
       for (const event of translated.events) {
-        hooks.onEvent(event);
+        if (position === undefined) hooks.onEvent(event);
+        else if (!position.replayed) hooks.onEvent(event, position.next);
         if (event.type === "backend.started") conversationId = event.conversationId;
         for (const effect of effectsOfEvent(event)) if (!effects.includes(effect)) effects.push(effect);
       }

@@ -11,7 +11,9 @@ import {
   type KeeperClient,
   KeeperUnavailable,
   type KeptCliSink,
+  type LinePosition,
   openKeeper,
+  startCliProcess,
 } from "../src/index.js";
 
 // The CLI keeper (issue 31): a process of its own session that spawns a daemon's CLIs, keeps their
@@ -116,6 +118,53 @@ describe("the CLI keeper", () => {
       ["1", "2", "3", "4", "5", "6"].map((n) => `line-${n}`),
     );
     expect(after.exit).toMatchObject({ code: 0, end: 42 });
+  });
+
+  test("startCliProcess through the keeper: each line with where the next starts; an adopted CLI's journaled lines come again, marked replayed", async () => {
+    const where = places();
+    const first = await open(where);
+    const heard: { text: string; position?: LinePosition }[] = [];
+    let identity: { pid: number; startTime: string } | undefined;
+    await startCliProcess(
+      {
+        command: "sh",
+        args: ["-c", "for i in 1 2 3 4; do echo step-$i; sleep 0.3; done"],
+        cwd: tmpdir(),
+        env,
+      },
+      {
+        onSpawned: (spawned) => {
+          identity = spawned;
+        },
+        onLine: (text, position) => heard.push({ text, ...(position && { position }) }),
+      },
+      { kept: { keeper: first, id: "t5" } },
+    );
+    await waitUntil(() => heard.length >= 2, 30_000, "two lines");
+    first.close();
+    // The journal held the first two lines: the next daemon adopts the CLI from there.
+    const through = heard[1]!.position!.next;
+    const second = await open(where);
+    const again: { text: string; replayed: boolean }[] = [];
+    const adopted = await startCliProcess(
+      { command: "sh", args: [], cwd: tmpdir(), env },
+      {
+        onSpawned: () => {
+          throw new Error("an adopted CLI is not spawned again");
+        },
+        onLine: (text, position) => again.push({ text, replayed: position!.replayed }),
+      },
+      { kept: { keeper: second, id: "t5", adopt: { identity: identity!, through } } },
+    );
+    expect(adopted.identity).toEqual(identity);
+    const exit = await adopted.exited;
+    expect(exit.code).toBe(0);
+    expect(again).toEqual([
+      { text: "step-1", replayed: true },
+      { text: "step-2", replayed: true },
+      { text: "step-3", replayed: false },
+      { text: "step-4", replayed: false },
+    ]);
   });
 
   test("it lives in its own session, outliving the process that started it", async () => {

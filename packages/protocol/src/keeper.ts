@@ -89,8 +89,8 @@ export const KeeperReply = lazySchema(() =>
       startTime: z.string(),
     }),
     z.strictObject({ type: z.literal("failed"), id: KeptId, message: z.string() }),
-    /** One stdout line (without its newline), starting at `offset`. */
-    z.strictObject({ type: z.literal("line"), id: KeptId, offset: Offset, text: z.string() }),
+    /** One stdout line (without its newline), starting at `offset`; the next one starts at `next`. */
+    z.strictObject({ type: z.literal("line"), id: KeptId, offset: Offset, next: Offset, text: z.string() }),
     /** A stdout line over the keeper's bound: the CLI was stopped. */
     z.strictObject({ type: z.literal("overflow"), id: KeptId, offset: Offset, limit: z.number().int() }),
     /** The CLI exited and every line before `end` was sent; `stderrTail`: its last words. */
