@@ -103,23 +103,30 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
 
     function onReply(reply: KeeperReply): void {
       if (state === "hello") {
-        if (reply.type !== "hello") return fail(new KeeperUnavailable("the keeper did not say hello"));
-        if (reply.version !== keeperProtocolVersion)
-          return fail(
+        if (reply.type !== "hello") {
+          fail(new KeeperUnavailable("the keeper did not say hello"));
+          return;
+        }
+        if (reply.version !== keeperProtocolVersion) {
+          fail(
             new KeeperUnavailable(`the keeper speaks version ${reply.version}, not ${keeperProtocolVersion}`),
           );
-        if (!keeperProofHolds(key, "keeper", nonce, reply.proof))
-          return fail(
-            new KeeperUnavailable("the process at the keeper's socket could not prove the keeper key"),
-          );
+          return;
+        }
+        if (!keeperProofHolds(key, "keeper", nonce, reply.proof)) {
+          fail(new KeeperUnavailable("the process at the keeper's socket could not prove the keeper key"));
+          return;
+        }
         identity = { pid: reply.pid, startTime: reply.startTime };
         state = "ready";
         send({ type: "prove", proof: keeperProof(key, "daemon", reply.nonce) });
         return;
       }
       if (state === "ready") {
-        if (reply.type !== "ready")
-          return fail(new KeeperUnavailable("the keeper refused this daemon's proof"));
+        if (reply.type !== "ready") {
+          fail(new KeeperUnavailable("the keeper refused this daemon's proof"));
+          return;
+        }
         clearTimeout(timer);
         state = "open";
         resolve(client(identity!));
