@@ -27,23 +27,23 @@ async function restartToReady() {
   const journal = openJournal({ path: join(stateDir, "journal.sqlite"), synchronous: "NORMAL" });
   const populateStart = performance.now();
   for (let s = 0; s < 100; s += 1) {
-    const session = journal.createSession({ backend: "claude" });
+    const session = journal.sessions.createSession({ backend: "claude" });
     for (let t = 0; t < 100; t += 1) {
-      const turn = journal.submitTurn(session.id, { prompt: `turn ${t}` });
-      journal.transition(turn.id, {
+      const turn = journal.turns.submitTurn(session.id, { prompt: `turn ${t}` });
+      journal.turns.transition(turn.id, {
         phase: "spawning",
         conversationId: "00000000-0000-4000-8000-000000000001",
       });
-      journal.transition(turn.id, { phase: "running", process: { pid: 999999, startTime: "1" } });
-      journal.appendEvents(turn.id, [
+      journal.turns.transition(turn.id, { phase: "running", process: { pid: 999999, startTime: "1" } });
+      journal.events.appendEvents(turn.id, [
         { type: "assistant.text", text: `answer ${t}` },
         { type: "usage", input: 10, output: 5 },
       ]);
       // The last turn of every session is left running: recovery has 100 turns to fence and decide.
-      if (t < 99) journal.transition(turn.id, { phase: "completed" });
+      if (t < 99) journal.turns.transition(turn.id, { phase: "completed" });
     }
   }
-  journal.close();
+  journal.maintenance.close();
   const populateMs = performance.now() - populateStart;
   const readyMs = [];
   for (let round = 0; round < 3; round += 1) {

@@ -22,7 +22,7 @@ const title = (session, turn) => `session ${session} turn ${turn}: refactor modu
 
 export function seedJournal(stateDir, { sessions, turnsPerSession, eventsPerTurn, running = 0 }) {
   const path = join(stateDir, "journal.sqlite");
-  openJournal({ path }).close();
+  openJournal({ path }).maintenance.close();
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");

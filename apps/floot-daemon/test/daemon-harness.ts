@@ -348,14 +348,14 @@ export class FlootWorld {
     if (existsSync(join(this.stateDir, journalFileName))) {
       const journal = openJournal({ path: join(this.stateDir, journalFileName) });
       try {
-        for (const session of journal.listSessions()) {
-          for (const turn of journal.listTurns(session.id)) {
+        for (const session of journal.sessions.listSessions()) {
+          for (const turn of journal.turns.listTurns(session.id)) {
             if (turn.process) await fenceProcess(turn.process).catch(() => undefined);
           }
         }
-        problems = journal.checkConsistency().map((problem) => JSON.stringify(problem));
+        problems = journal.maintenance.checkConsistency().map((problem) => JSON.stringify(problem));
       } finally {
-        journal.close();
+        journal.maintenance.close();
       }
     }
     await this.env.dispose();

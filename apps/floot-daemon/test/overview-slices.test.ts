@@ -21,13 +21,13 @@ test("a read that comes with twenty overview pages is answered before most of th
   const dir = mkdtempSync(join(tmpdir(), "floot-overview-slices-"));
   const journal = openJournal({ path: join(dir, "journal.sqlite") });
   cleanups.push(() => {
-    journal.close();
+    journal.maintenance.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  for (let i = 0; i < 30; i += 1) journal.createSession({ backend: "claude" });
+  for (let i = 0; i < 30; i += 1) journal.sessions.createSession({ backend: "claude" });
   let pagesRead = 0;
-  const listSessionPageInSteps = journal.listSessionPageInSteps.bind(journal);
-  journal.listSessionPageInSteps = (query, options) => {
+  const listSessionPageInSteps = journal.sessions.listSessionPageInSteps.bind(journal.sessions);
+  journal.sessions.listSessionPageInSteps = (query, options) => {
     pagesRead += 1;
     return listSessionPageInSteps(query, options);
   };

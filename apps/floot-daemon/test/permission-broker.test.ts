@@ -19,7 +19,7 @@ import { digestShown } from "../src/shown-digest.js";
 let dir: string | undefined;
 let journal: TurnJournal | undefined;
 afterEach(() => {
-  journal?.close();
+  journal?.maintenance.close();
   journal = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
@@ -29,10 +29,10 @@ function brokerOnRunningTurn(rules: string[] = []) {
   dir = mkdtempSync(join(tmpdir(), "floot-permissions-"));
   const opened = openJournal({ path: join(dir, "journal.db") });
   journal = opened;
-  const session = opened.createSession({ backend: "claude" });
-  const turn = opened.submitTurn(session.id, { prompt: "go" });
-  opened.transition(turn.id, { phase: "spawning" });
-  opened.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
+  const session = opened.sessions.createSession({ backend: "claude" });
+  const turn = opened.turns.submitTurn(session.id, { prompt: "go" });
+  opened.turns.transition(turn.id, { phase: "spawning" });
+  opened.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
   const broker = new PermissionBroker({
     journal: opened,
     rulesOf: () => rules,
@@ -65,7 +65,7 @@ describe("issue 36, item 2: approving more than was shown (the broker)", () => {
         AbortSignal.timeout(60_000),
       ),
     );
-    const [request] = journal.listOpenPermissionRequests();
+    const [request] = journal.permissions.listOpenPermissionRequests();
     expect(request?.inputSummary).toBe(command);
 
     // What the card showed before this fix: the first 1999 characters and an ellipsis.
@@ -83,7 +83,7 @@ describe("issue 36, item 2: approving more than was shown (the broker)", () => {
         message: expect.stringContaining(`permission request ${request!.id}`),
       });
     }
-    expect(journal.getPermissionRequest(request!.id)?.status).toBe("pending");
+    expect(journal.permissions.getPermissionRequest(request!.id)?.status).toBe("pending");
     expect(call.settled()).toBeUndefined();
 
     const decided = broker.decide(
@@ -108,7 +108,7 @@ describe("issue 36, item 2: approving more than was shown (the broker)", () => {
       signal,
     );
     expect(second).toMatchObject({ behavior: "deny", message: expect.stringContaining("another input") });
-    const [request] = journal.listOpenPermissionRequests();
+    const [request] = journal.permissions.listOpenPermissionRequests();
     broker.decide(request!.id, { behavior: "allow", scope: "once" }, person, digestShown("touch a"));
     await expect(first.answer).resolves.toEqual({ behavior: "allow", updatedInput: bash("touch a") });
   });
@@ -125,7 +125,7 @@ describe("issue 36, item 2: approving more than was shown (the broker)", () => {
       behavior: "deny",
       message: `floot: the call is ${command.length} bytes as a permission request would show it, more than the ${permissionInputShownBytes} bytes one shows whole; it was not run and nobody was asked`,
     });
-    expect(journal.listOpenPermissionRequests()).toEqual([]);
+    expect(journal.permissions.listOpenPermissionRequests()).toEqual([]);
   });
 
   test("an exact rule kept out of --allowedTools is the broker's to apply: that command runs, no other", async () => {
@@ -135,13 +135,13 @@ describe("issue 36, item 2: approving more than was shown (the broker)", () => {
     await expect(
       broker.ask(context, { toolCallKey: "toolu_same", toolName: "Bash", input: bash(command) }, signal),
     ).resolves.toEqual({ behavior: "allow", updatedInput: bash(command) });
-    expect(journal.listOpenPermissionRequests()).toEqual([]);
+    expect(journal.permissions.listOpenPermissionRequests()).toEqual([]);
     void broker.ask(
       context,
       { toolCallKey: "toolu_other", toolName: "Bash", input: bash('python3 -c "print(6+1, 7)"') },
       signal,
     );
-    expect(journal.listOpenPermissionRequests().map((request) => request.inputSummary)).toEqual([
+    expect(journal.permissions.listOpenPermissionRequests().map((request) => request.inputSummary)).toEqual([
       'python3 -c "print(6+1, 7)"',
     ]);
   });

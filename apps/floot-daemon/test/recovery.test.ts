@@ -21,7 +21,7 @@ let root: string | undefined;
 afterEach(async () => {
   await daemon?.stop();
   daemon = undefined;
-  journal?.close();
+  journal?.maintenance.close();
   journal = undefined;
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -65,10 +65,10 @@ function recordingLogger(): Logger & { lines: string[] } {
 describe("recovery by spawn marker", () => {
   test("a turn left spawning without a process: the CLI carrying its marker is fenced and listed", async () => {
     journal = openJournal({ path: join(tempRoot(), journalFileName) });
-    const session = journal.createSession({ backend: "claude" });
-    const turn = journal.submitTurn(session.id, { prompt: "hi" });
+    const session = journal.sessions.createSession({ backend: "claude" });
+    const turn = journal.turns.submitTurn(session.id, { prompt: "hi" });
     const spawnMarker = mintSpawnMarker();
-    journal.transition(turn.id, { phase: "spawning", spawnMarker });
+    journal.turns.transition(turn.id, { phase: "spawning", spawnMarker });
     // The daemon died after spawn() and before it could journal `running` with the pid.
     const cli = markedProcess(spawnMarker);
     const unrelated = markedProcess(mintSpawnMarker());
@@ -82,8 +82,8 @@ describe("recovery by spawn marker", () => {
     await waitUntil(() => !isProcessAlive(cli), 5_000, "the leftover CLI ended");
     expect(isProcessAlive(unrelated)).toBe(true);
     expect(report.outcomes.map(({ decision }) => decision.action)).toEqual(["replay"]);
-    expect(journal.getTurn(turn.id)?.phase).toBe("interrupted");
-    const replay = journal.listTurns(session.id).find((other) => other.replayOf === turn.id);
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("interrupted");
+    const replay = journal.turns.listTurns(session.id).find((other) => other.replayOf === turn.id);
     expect(replay).toMatchObject({ phase: "accepted", attempt: 2 });
     expect(replay).not.toHaveProperty("spawnMarker");
     expect(logger.lines.some((line) => line.includes('"foundBy":"spawn_marker"'))).toBe(true);
@@ -94,29 +94,36 @@ describe("recovery by spawn marker", () => {
     const opened = openJournal({ path: join(tempRoot(), journalFileName) });
     journal = opened;
     const turns = ["one", "two", "three"].map((prompt) => {
-      const session = opened.createSession({ backend: "claude" });
-      const turn = opened.submitTurn(session.id, { prompt });
-      opened.transition(turn.id, { phase: "spawning" });
-      return opened.transition(turn.id, { phase: "running", process: { pid: 999_999, startTime: "1" } });
+      const session = opened.sessions.createSession({ backend: "claude" });
+      const turn = opened.turns.submitTurn(session.id, { prompt });
+      opened.turns.transition(turn.id, { phase: "spawning" });
+      return opened.turns.transition(turn.id, {
+        phase: "running",
+        process: { pid: 999_999, startTime: "1" },
+      });
     });
     const modes: string[] = [];
-    for (const turn of turns) opened.subscribe(turn.id, () => modes.push(opened.durability().synchronous));
+    for (const turn of turns)
+      opened.events.subscribe(turn.id, () => modes.push(opened.maintenance.durability().synchronous));
 
     const report = await recoverTurns(opened, recordingLogger(), { fence: async () => "not-running" });
 
     expect(report.outcomes.map(({ decision }) => decision.action)).toEqual(["replay", "replay", "replay"]);
     expect(modes).toEqual(["NORMAL", "NORMAL", "NORMAL"]);
-    expect(opened.durability().synchronous).toBe("FULL");
+    expect(opened.maintenance.durability().synchronous).toBe("FULL");
   });
 
   test("a running turn: its recorded CLI and a marked process outside the CLI's group are both fenced", async () => {
     journal = openJournal({ path: join(tempRoot(), journalFileName) });
-    const session = journal.createSession({ backend: "codex" });
-    const turn = journal.submitTurn(session.id, { prompt: "hi" });
+    const session = journal.sessions.createSession({ backend: "codex" });
+    const turn = journal.turns.submitTurn(session.id, { prompt: "hi" });
     const spawnMarker = mintSpawnMarker();
-    journal.transition(turn.id, { phase: "spawning", spawnMarker });
+    journal.turns.transition(turn.id, { phase: "spawning", spawnMarker });
     const cli = markedProcess(spawnMarker);
-    journal.transition(turn.id, { phase: "running", process: { pid: cli, startTime: startTimeOf(cli) } });
+    journal.turns.transition(turn.id, {
+      phase: "running",
+      process: { pid: cli, startTime: startTimeOf(cli) },
+    });
     const escaped = markedProcess(spawnMarker);
 
     const report = await recoverTurns(journal, recordingLogger());
@@ -137,11 +144,11 @@ describe("the daemon and spawn markers", () => {
     writeFileSync(fakeClaude, "#!/bin/sh\nexec sleep 300\n", { mode: 0o755 });
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     const before = openJournal({ path: join(stateDir, journalFileName) });
-    const session = before.createSession({ backend: "claude" });
-    const turn = before.submitTurn(session.id, { prompt: "hi" });
+    const session = before.sessions.createSession({ backend: "claude" });
+    const turn = before.turns.submitTurn(session.id, { prompt: "hi" });
     const leftoverMarker = mintSpawnMarker();
-    before.transition(turn.id, { phase: "spawning", spawnMarker: leftoverMarker });
-    before.close();
+    before.turns.transition(turn.id, { phase: "spawning", spawnMarker: leftoverMarker });
+    before.maintenance.close();
     const leftover = markedProcess(leftoverMarker);
 
     daemon = await startDaemon({

@@ -5,14 +5,15 @@ import {
   type BackendEvent,
   type DecisionActor,
   PermissionRule,
+  permissionRuleMaxChars,
   secretValueMinLength,
   TurnEvent,
   toolGateInputPreviewChars,
 } from "@bridgeworks/protocol";
 import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, describe, expect, test } from "vitest";
+import { journalMasking } from "../src/daemon/journal-masking.js";
 import { eventFieldKinds, type FieldKind, type FieldKinds, maskEvent } from "../src/daemon/masked-fields.js";
-import { maskingJournal } from "../src/daemon/masking-journal.js";
 import { SecretBroker, SecretBrokerError } from "../src/daemon/secret-broker.js";
 import { cutPartialMinLength, maskMarker, SecretMask } from "../src/daemon/secret-mask.js";
 import { SecretVault } from "../src/daemon/secret-vault.js";
@@ -41,10 +42,10 @@ const forms: Record<string, string> = {
 };
 
 let dir: string | undefined;
-let raw: TurnJournal | undefined;
+let opened: TurnJournal | undefined;
 afterEach(() => {
-  raw?.close();
-  raw = undefined;
+  opened?.maintenance.close();
+  opened = undefined;
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
@@ -57,17 +58,17 @@ function registered(value = secret): SecretMask {
 
 function runningTurn(mask = registered()): { journal: TurnJournal; turnId: string } {
   dir = mkdtempSync(join(tmpdir(), "floot-mask-"));
-  raw = openJournal({ path: join(dir, "journal.db") });
-  const journal = maskingJournal(raw, mask);
-  const session = journal.createSession({ backend: "claude" });
-  const turn = journal.submitTurn(session.id, { prompt: "deploy" });
-  journal.transition(turn.id, { phase: "spawning" });
-  journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
+  opened = openJournal({ path: join(dir, "journal.db"), transform: journalMasking(mask) });
+  const journal = opened;
+  const session = journal.sessions.createSession({ backend: "claude" });
+  const turn = journal.turns.submitTurn(session.id, { prompt: "deploy" });
+  journal.turns.transition(turn.id, { phase: "spawning" });
+  journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
   return { journal, turnId: turn.id };
 }
 
 function stateDirBytes(): string {
-  raw?.flush();
+  opened?.events.flush();
   return readdirSync(dir!)
     .map((name) => readFileSync(join(dir!, name)).toString("latin1"))
     .join("\n");
@@ -182,15 +183,15 @@ describe("secret masking: structural fields", () => {
         isError: false,
       },
     ];
-    masked.appendEvents(id, events);
-    masked.admitToolCall(id, {
+    masked.events.appendEvents(id, events);
+    masked.gate.admitToolCall(id, {
       toolCallId: "toolu_01abcdef",
       toolName: "mcp__floot__requestSecret",
       inputPreview: '{"note":"tool.admitted"}',
       effectFree: false,
     });
-    masked.transition(id, { phase: "completed" });
-    const read = masked
+    masked.turns.transition(id, { phase: "completed" });
+    const read = masked.events
       .readEvents(id, 0)
       .map(({ event }) => event)
       .filter((event) => event.type !== "phase");
@@ -208,7 +209,7 @@ describe("secret masking: structural fields", () => {
     });
     expect(read[0]).toEqual(events[0]);
     expect(read[2]).toMatchObject({ toolId: "toolu_01abcdef", name: "mcp__floot__requestSecret" });
-    expect(masked.getTurn(id)?.phase).toBe("completed");
+    expect(masked.turns.getTurn(id)?.phase).toBe("completed");
   });
 });
 
@@ -219,19 +220,19 @@ describe("secret masking: the journal", () => {
       .map((form) => `line ${form}`)
       .join("\n");
     const input = { command: `curl -H "Authorization: ${json(secret)}" -d '{"t":"${json(secret)}"}'` };
-    journal.appendEvents(turnId, [
+    journal.events.appendEvents(turnId, [
       { type: "tool.started", toolId: "t1", name: "Bash", input },
       { type: "tool.completed", toolId: "t1", output: printed, isError: false },
       { type: "assistant.text", text: `The token is ${secret}.` },
       { type: "warning", code: "w", message: `saw ${json(secret)}` },
     ]);
-    journal.admitToolCall(turnId, {
+    journal.gate.admitToolCall(turnId, {
       toolCallId: "t2",
       toolName: "Bash",
       inputPreview: JSON.stringify(input),
       effectFree: false,
     });
-    const permission = journal.requestPermission(turnId, {
+    const permission = journal.permissions.requestPermission(turnId, {
       toolCallKey: "t2",
       toolName: "Bash",
       inputSummary: JSON.stringify(input),
@@ -239,31 +240,34 @@ describe("secret masking: the journal", () => {
       unmatchedRules: [`Bash(echo ${forms["URL-encoded"]}:*)`],
       suggestedRule: `Bash(API_TOKEN=${forms.base64}:*)`,
     });
-    journal.decidePermissionRequest(
+    journal.permissions.decidePermissionRequest(
       permission.id,
       { behavior: "deny", message: `not with ${secret}` },
       person,
     );
-    journal.requestSecret(turnId, { toolCallKey: "t3", name: "OTHER", prompt: `unlike ${secret}` });
-    journal.transition(turnId, {
+    journal.secrets.requestSecret(turnId, { toolCallKey: "t3", name: "OTHER", prompt: `unlike ${secret}` });
+    journal.turns.transition(turnId, {
       phase: "failed",
       error: { code: "cli_crashed", message: `died printing ${json(json(secret))}` },
     });
-    const events = JSON.stringify(journal.readEvents(turnId, 0));
-    const rows = JSON.stringify([journal.getTurn(turnId), journal.getPermissionRequest(permission.id)]);
+    const events = JSON.stringify(journal.events.readEvents(turnId, 0));
+    const rows = JSON.stringify([
+      journal.turns.getTurn(turnId),
+      journal.permissions.getPermissionRequest(permission.id),
+    ]);
     const disk = stateDirBytes();
     for (const [name, form] of Object.entries(forms)) {
       for (const text of [events, rows]) expect(text, name).not.toContain(json(form));
       expect(disk, name).not.toContain(onDisk(form));
       expect(disk, name).not.toContain(onDisk(json(form)));
     }
-    expect(journal.getPermissionRequest(permission.id)).toMatchObject({
+    expect(journal.permissions.getPermissionRequest(permission.id)).toMatchObject({
       inputSummary: `{"command":"curl -H \\"Authorization: ${marker}\\" -d '{\\"t\\":\\"${marker}\\"}'"}`,
       unmatchedRules: ["Bash(echo ***SECRET[API_TOKEN]***:*)"],
       suggestedRule: "Bash(API_TOKEN=***SECRET[API_TOKEN]***:*)",
       decision: { behavior: "deny", message: `not with ${marker}` },
     });
-    expect(journal.getTurn(turnId)?.error).toEqual({
+    expect(journal.turns.getTurn(turnId)?.error).toEqual({
       code: "cli_crashed",
       message: `died printing ${marker}`,
     });
@@ -276,15 +280,17 @@ describe("secret masking: the journal", () => {
     const { journal, turnId } = runningTurn(mask);
     const many = `${secret} `.repeat(Math.ceil(toolGateInputPreviewChars / (secret.length + 1)));
     const preview = `${many.slice(0, toolGateInputPreviewChars - 1)}…`;
-    journal.admitToolCall(turnId, {
+    journal.gate.admitToolCall(turnId, {
       toolCallId: "t1",
       toolName: "Bash",
       inputPreview: preview,
       effectFree: false,
     });
-    const rule = `Bash(${`${secret.replace(/[(),]/g, "")} `.repeat(20).slice(0, 500)})`;
+    // As long a rule as protocol takes (16 KiB): masked, it would be longer.
+    const word = `${secret.replace(/[(),]/g, "")} `;
+    const rule = `Bash(${word.repeat(Math.floor((permissionRuleMaxChars - "Bash()".length) / word.length))})`;
     expect(PermissionRule.safeParse(rule).success).toBe(true);
-    const request = journal.requestPermission(turnId, {
+    const request = journal.permissions.requestPermission(turnId, {
       toolCallKey: "t1",
       toolName: "Bash",
       inputSummary: preview,
@@ -292,12 +298,15 @@ describe("secret masking: the journal", () => {
       unmatchedRules: [],
       suggestedRule: rule,
     });
-    const admitted = journal.readEvents(turnId, 0).find(({ event }) => event.type === "tool.admitted");
+    const admitted = journal.events.readEvents(turnId, 0).find(({ event }) => event.type === "tool.admitted");
     const text = admitted?.event.type === "tool.admitted" ? admitted.event.inputPreview : "";
     expect(text).toHaveLength(toolGateInputPreviewChars);
     expect(text.startsWith(`${maskMarker(name)} ${maskMarker(name)} `)).toBe(true);
     expect(text.endsWith("…")).toBe(true);
-    expect(request.inputSummary).toHaveLength(toolGateInputPreviewChars);
+    // A summary's bound (4 × 256 KiB, protocol's PermissionRequestDraft) leaves room for the markers:
+    // masked whole, not cut again.
+    expect(request.inputSummary.length).toBeGreaterThan(toolGateInputPreviewChars);
+    expect(request.inputSummary.startsWith(`${maskMarker(name)} ${maskMarker(name)} `)).toBe(true);
     expect(request.suggestedRule).toBe(`Bash(***SECRET[${name}]***)`);
     expect(stateDirBytes()).not.toContain(secret.slice(0, 12));
   });
@@ -310,19 +319,19 @@ describe("secret masking: the journal", () => {
       for (const second of [first + 1, Math.min(text.length - 1, first + 7)]) {
         const { journal, turnId } = runningTurn();
         const pieces = [text.slice(0, first), text.slice(first, second), text.slice(second)];
-        journal.appendEvents(
+        journal.events.appendEvents(
           turnId,
           pieces.map((piece): BackendEvent => ({ type: "assistant.delta", text: piece })),
         );
-        journal.transition(turnId, { phase: "completed" });
-        const deltas = journal
+        journal.turns.transition(turnId, { phase: "completed" });
+        const deltas = journal.events
           .readEvents(turnId, 0)
           .flatMap(({ event }) => (event.type === "assistant.delta" ? [event.text] : []));
         expect(deltas.join(""), `cut at ${first}/${second}`).toBe(expected);
         for (const delta of deltas)
           for (const form of Object.values(forms)) expect(delta).not.toContain(form);
-        raw!.close();
-        raw = undefined;
+        opened!.maintenance.close();
+        opened = undefined;
         rmSync(dir!, { recursive: true, force: true });
         dir = undefined;
       }
@@ -335,7 +344,11 @@ describe("secret masking: the journal", () => {
     const vault = new SecretVault(join(dir!, "run", "secrets"), () => "c1");
     await vault.open();
     const broker = new SecretBroker(journal, vault, () => undefined, mask);
-    const asked = journal.requestSecret(turnId, { toolCallKey: "k", name: "API_TOKEN", prompt: "token" });
+    const asked = journal.secrets.requestSecret(turnId, {
+      toolCallKey: "k",
+      name: "API_TOKEN",
+      prompt: "token",
+    });
     const refusal = (() => {
       try {
         broker.submit(asked.id, "ta", person);
@@ -346,7 +359,7 @@ describe("secret masking: the journal", () => {
     expect(refusal).toBeInstanceOf(SecretBrokerError);
     expect(refusal).toMatchObject({ code: "secret_too_short" });
     expect((refusal as Error).message).toContain(`at least ${secretValueMinLength} characters`);
-    expect(journal.getSecretRequest(asked.id)?.status).toBe("pending");
+    expect(journal.secrets.getSecretRequest(asked.id)?.status).toBe("pending");
     expect(mask.empty).toBe(true);
     expect(broker.submit(asked.id, "long-enough", person).request.status).toBe("submitted");
     vault.close();

@@ -25,17 +25,17 @@ function longTurn(events = eventCount): { journal: TurnJournal; turnId: string }
   const dir = mkdtempSync(join(tmpdir(), "floot-sse-follow-"));
   const journal = openJournal({ path: join(dir, "journal.sqlite"), batch: { maxEvents: 1000 } });
   cleanups.push(() => {
-    journal.close();
+    journal.maintenance.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const session = journal.createSession({ backend: "claude" });
-  const turn = journal.submitTurn(session.id, { prompt: "a long one" });
-  journal.transition(turn.id, { phase: "spawning" });
-  journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
+  const session = journal.sessions.createSession({ backend: "claude" });
+  const turn = journal.turns.submitTurn(session.id, { prompt: "a long one" });
+  journal.turns.transition(turn.id, { phase: "spawning" });
+  journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
   for (let index = 0; index < events; index += 1) {
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: `${index} ${padding}` }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: `${index} ${padding}` }]);
   }
-  journal.flush();
+  journal.events.flush();
   return { journal, turnId: turn.id };
 }
 
@@ -61,7 +61,7 @@ async function serve(
       response.end("read");
       return;
     }
-    followOverSse(request, response, journal.getTurn(turnId)!, {
+    followOverSse(request, response, journal.turns.getTurn(turnId)!, {
       journal,
       heartbeatMs: 60_000,
       openStreams: new Set(),
@@ -139,17 +139,17 @@ test("a reader that stops reading holds under a tenth of the turn in the daemon,
   // Without backpressure the whole turn (7 MB) would wait in the response's buffer.
   expect(response.writableLength).toBeLessThan(turnBytes / 10);
 
-  journal.transition(turnId, { phase: "completed" });
+  journal.turns.transition(turnId, { phase: "completed" });
   const delivered = readUntilTerminal(socket);
   socket.resume();
   const indexes = await delivered;
-  const stored = journal.readEvents(turnId, 0, eventCount + 10).length;
+  const stored = journal.events.readEvents(turnId, 0, eventCount + 10).length;
   expect(indexes).toEqual(Array.from({ length: stored }, (_, index) => index));
 }, 60_000);
 
 test("a replay of many pages lets the event loop turn between its pages", async () => {
   const { journal, turnId } = longTurn();
-  journal.transition(turnId, { phase: "completed" });
+  journal.turns.transition(turnId, { phase: "completed" });
   const writes: number[] = [];
   const { port } = await serve(journal, turnId, countTicks(), writes);
   await readUntilTerminal(openFollow(port, turnId));
@@ -161,7 +161,7 @@ test("a replay of many pages lets the event loop turn between its pages", async 
 test("a follower with nothing to replay gets the stream's headers at once, not with the first event", async () => {
   const { journal, turnId } = longTurn(3);
   const { port } = await serve(journal, turnId, countTicks(), []);
-  const from = journal.readEvents(turnId).length;
+  const from = journal.events.readEvents(turnId).length;
   const status = await new Promise<number | undefined>((resolve, reject) => {
     const request = get(
       { host: "127.0.0.1", port, path: `/v1/turns/${turnId}/follow?from=${from}` },

@@ -10,7 +10,7 @@ import type { TracePoint } from "../src/daemon/trace.js";
 let journal: TurnJournal | undefined;
 let root: string | undefined;
 afterEach(() => {
-  journal?.close();
+  journal?.maintenance.close();
   journal = undefined;
   if (root) rmSync(root, { recursive: true, force: true });
   root = undefined;
@@ -19,10 +19,10 @@ afterEach(() => {
 function setUp() {
   root = mkdtempSync(join(tmpdir(), "floot-gate-"));
   journal = openJournal({ path: join(root, "journal.sqlite") });
-  const session = journal.createSession({ backend: "claude" });
-  const turn = journal.submitTurn(session.id, { prompt: "p" });
-  journal.transition(turn.id, { phase: "spawning" });
-  journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
+  const session = journal.sessions.createSession({ backend: "claude" });
+  const turn = journal.turns.submitTurn(session.id, { prompt: "p" });
+  journal.turns.transition(turn.id, { phase: "spawning" });
+  journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
   const traced: { point: TracePoint; committed: boolean }[] = [];
   const live = new Map([[turn.id, new Set(["Read"])]]);
   const gate = createToolGate({
@@ -32,7 +32,7 @@ function setUp() {
     trace: (point, data) =>
       traced.push({
         point,
-        committed: journal!.listToolAdmissions(turn.id).some((a) => a.toolCallId === data.toolCallId),
+        committed: journal!.gate.listToolAdmissions(turn.id).some((a) => a.toolCallId === data.toolCallId),
       }),
     logger: silentLogger,
   });
@@ -55,19 +55,19 @@ describe("the daemon's tool gate", () => {
       { point: "gate:received", committed: false },
       { point: "gate:committed", committed: true },
     ]);
-    expect(journal.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
+    expect(journal.turns.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
   });
 
   test("a tool the session declared effect-free is recorded without an effect", () => {
     const { journal, turn, gate, context } = setUp();
     expect(gate(context, request("toolu_r", "Read"))).toEqual({ decision: "allow" });
-    expect(journal.listToolAdmissions(turn.id)).toMatchObject([{ toolName: "Read", effectFree: true }]);
-    expect(journal.getTurn(turn.id)?.effects).toEqual([]);
+    expect(journal.gate.listToolAdmissions(turn.id)).toMatchObject([{ toolName: "Read", effectFree: true }]);
+    expect(journal.turns.getTurn(turn.id)?.effects).toEqual([]);
   });
 
   test("denies, saying why: an ended turn, a turn not running here, a malformed request", () => {
     const { journal, turn, gate, context, live } = setUp();
-    journal.transition(turn.id, { phase: "cancelled" });
+    journal.turns.transition(turn.id, { phase: "cancelled" });
     expect(gate(context, request("toolu_2"))).toEqual({
       decision: "deny",
       reason: `turn ${turn.id} is cancelled; no tool call of it may start`,

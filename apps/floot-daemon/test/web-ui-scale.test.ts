@@ -22,7 +22,7 @@ const scope = browserTestScope();
 function seed(stateDir: string): void {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const path = join(stateDir, journalFileName);
-  openJournal({ path }).close();
+  openJournal({ path }).maintenance.close();
   const db = new Database(path);
   try {
     const insert = db.prepare(

@@ -27,10 +27,10 @@ function streamEvent(index) {
 }
 
 function runningTurn(journal) {
-  const session = journal.createSession({ backend: "claude" });
-  const turn = journal.submitTurn(session.id, { prompt: "benchmark" });
-  journal.transition(turn.id, { phase: "spawning" });
-  journal.transition(turn.id, { phase: "running", process: { pid: process.pid, startTime: "0" } });
+  const session = journal.sessions.createSession({ backend: "claude" });
+  const turn = journal.turns.submitTurn(session.id, { prompt: "benchmark" });
+  journal.turns.transition(turn.id, { phase: "spawning" });
+  journal.turns.transition(turn.id, { phase: "running", process: { pid: process.pid, startTime: "0" } });
   return turn;
 }
 
@@ -39,13 +39,14 @@ function journalAppend({ events, synchronous, batch }) {
   try {
     const turn = runningTurn(journal);
     const { ms } = time(() => {
-      for (let index = 0; index < events; index += 1) journal.appendEvents(turn.id, [streamEvent(index)]);
-      journal.flush();
+      for (let index = 0; index < events; index += 1)
+        journal.events.appendEvents(turn.id, [streamEvent(index)]);
+      journal.events.flush();
     });
-    if (journal.getTurn(turn.id).eventCount !== events + 3) throw new Error("append bench lost events");
+    if (journal.turns.getTurn(turn.id).eventCount !== events + 3) throw new Error("append bench lost events");
     return { events, synchronous, batch, ms: Math.round(ms), eventsPerSecond: rate(events, ms) };
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
 }
 
@@ -78,26 +79,31 @@ function bareInsertLoop({ events, synchronous, rowsPerTransaction }) {
 function seedRecoveryJournal(path, { sessions, turnsPerSession }) {
   const journal = openJournal({ path, synchronous: "NORMAL", batch: { maxEvents: 64, maxDelayMs: 1000 } });
   try {
-    journal.bumpGeneration();
+    journal.maintenance.bumpGeneration();
     for (let sessionIndex = 0; sessionIndex < sessions; sessionIndex += 1) {
-      const session = journal.createSession({ backend: sessionIndex % 2 === 0 ? "claude" : "codex" });
+      const session = journal.sessions.createSession({
+        backend: sessionIndex % 2 === 0 ? "claude" : "codex",
+      });
       for (let turnIndex = 0; turnIndex < turnsPerSession; turnIndex += 1) {
-        const turn = journal.submitTurn(session.id, { prompt: `turn ${turnIndex}` });
-        journal.transition(turn.id, { phase: "spawning", conversationId: `conv-${session.id}` });
-        journal.transition(turn.id, { phase: "running", process: { pid: 1000 + turnIndex, startTime: "1" } });
-        journal.appendEvents(turn.id, [
+        const turn = journal.turns.submitTurn(session.id, { prompt: `turn ${turnIndex}` });
+        journal.turns.transition(turn.id, { phase: "spawning", conversationId: `conv-${session.id}` });
+        journal.turns.transition(turn.id, {
+          phase: "running",
+          process: { pid: 1000 + turnIndex, startTime: "1" },
+        });
+        journal.events.appendEvents(turn.id, [
           { type: "reasoning", text: "planning" },
           { type: "usage", input: 1200, output: 80 },
         ]);
         const last = turnIndex === turnsPerSession - 1;
         if (last && sessionIndex % 3 === 0) break; // thinking only: replayed
-        journal.appendEvents(turn.id, [{ type: "assistant.text", text: `answer ${turnIndex}` }]);
+        journal.events.appendEvents(turn.id, [{ type: "assistant.text", text: `answer ${turnIndex}` }]);
         if (last) break; // has effects: interrupted
-        journal.transition(turn.id, { phase: "completed" });
+        journal.turns.transition(turn.id, { phase: "completed" });
       }
     }
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
 }
 
@@ -107,11 +113,13 @@ function recoveryScan({ sessions, turnsPerSession }) {
   const opened = time(() => openJournal({ path }));
   const journal = opened.result;
   try {
-    const generation = time(() => journal.bumpGeneration());
-    const scan = time(() => planRecovery(journal.listNonTerminalTurns()));
+    const generation = time(() => journal.maintenance.bumpGeneration());
+    const scan = time(() => planRecovery(journal.turns.listNonTerminalTurns()));
     const applied = time(() => applyRecovery(journal, scan.result));
-    const reattach = time(() => journal.listSessions().map((session) => journal.getCurrentTurn(session.id)));
-    const check = time(() => journal.checkConsistency());
+    const reattach = time(() =>
+      journal.sessions.listSessions().map((session) => journal.turns.getCurrentTurn(session.id)),
+    );
+    const check = time(() => journal.maintenance.checkConsistency());
     if (check.result.length > 0)
       throw new Error(`recovery bench left problems: ${JSON.stringify(check.result)}`);
     const actions = {};
@@ -130,7 +138,7 @@ function recoveryScan({ sessions, turnsPerSession }) {
       consistencyCheckMs: +check.ms.toFixed(2),
     };
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { TurnEventEnvelope } from "@bridgeworks/protocol";
-import type { TurnJournal } from "./journal.js";
+import type { JournalEvents } from "./events.js";
 
 export interface FollowHandle {
   /** The index of the next event this follower will deliver. */
@@ -8,7 +8,8 @@ export interface FollowHandle {
   close(): void;
 }
 
-export type FollowSource = Pick<TurnJournal, "readEvents" | "subscribe">;
+/** What a follower reads: a journal's events area, or any source of committed events like it. */
+export type FollowSource = Pick<JournalEvents, "readEvents" | "subscribe">;
 
 export interface FollowOptions {
   /** Events read per page of a replay (500). */

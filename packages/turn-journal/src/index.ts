@@ -1,27 +1,34 @@
 export { type Clock, systemClock } from "./clock.js";
 export type { ConsistencyProblem, ConsistencyProblemKind } from "./consistency.js";
 export { JournalError, type JournalErrorCode } from "./errors.js";
-export { type FollowHandle, type FollowOptions, followTurn } from "./follow.js";
+export { defaultMaxReadEvents, type JournalEvents } from "./events.js";
+export { type FollowHandle, type FollowOptions, type FollowSource, followTurn } from "./follow.js";
+export type { JournalGate } from "./gate.js";
 export { createUuidV7Generator, type RandomBytes } from "./ids.js";
+export { openJournal, type TurnJournal } from "./journal.js";
+export type { JournalMaintenance } from "./maintenance.js";
+export { latestSchemaVersion } from "./migrations.js";
 export {
   type BatchPolicy,
   defaultBatchPolicy,
-  defaultMaxReadEvents,
+  type EventTransform,
   type JournalOptions,
-  openJournal,
   type Synchronous,
-  TurnJournal,
-} from "./journal.js";
-export { latestSchemaVersion } from "./migrations.js";
+} from "./options.js";
+export type { JournalPermissions } from "./permissions.js";
 export {
   applyRecovery,
   defaultRecoveryPolicy,
   planRecovery,
   type RecoveryDecision,
+  type RecoveryJournal,
   type RecoveryOutcome,
   type RecoveryPolicy,
   recoverJournal,
 } from "./recovery.js";
+export type { JournalSecrets } from "./secrets.js";
 export { defaultSessionPageLimit } from "./session-pages.js";
+export type { JournalSessions, SessionPage } from "./sessions.js";
 export { openSqlite, sqliteAddonPath } from "./sqlite.js";
 export type { TurnListener } from "./subscribers.js";
+export type { JournalTurns } from "./turns.js";

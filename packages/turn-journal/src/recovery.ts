@@ -4,7 +4,14 @@ import {
   type TurnError,
   type TurnRecord,
 } from "@bridgeworks/protocol";
-import type { TurnJournal } from "./journal.js";
+import type { JournalSecrets } from "./secrets.js";
+import type { JournalTurns } from "./turns.js";
+
+/** What recovery reads and changes: the turns, and the secret requests an interrupted turn orphaned. */
+export interface RecoveryJournal {
+  turns: Pick<JournalTurns, "getTurn" | "replayTurn" | "transition" | "listNonTerminalTurns">;
+  secrets: Pick<JournalSecrets, "listSecretRequests">;
+}
 
 export interface RecoveryPolicy {
   /** A turn without effects is replayed automatically while its attempt is below this. */
@@ -67,26 +74,26 @@ const restartErrors: Record<Exclude<RecoveryDecision["reason"], "queued" | "not_
 
 /** Applies a plan, each turn in its own transaction; applying it again changes nothing more. */
 export function applyRecovery(
-  journal: TurnJournal,
+  journal: RecoveryJournal,
   decisions: readonly RecoveryDecision[],
 ): RecoveryOutcome[] {
   return decisions.map((decision) => {
     const turnId = decision.turn.id;
-    const current = journal.getTurn(turnId);
+    const current = journal.turns.getTurn(turnId);
     if (decision.action === "keep" || !current) {
       return { decision, turn: current ?? decision.turn, orphanedSecretRequests: [] };
     }
     if (decision.action === "replay") {
       return {
         decision,
-        turn: journal.replayTurn(turnId, restartErrors[decision.reason]),
+        turn: journal.turns.replayTurn(turnId, restartErrors[decision.reason]),
         orphanedSecretRequests: [],
       };
     }
     const turn = isTerminalTurnPhase(current.phase)
       ? current
-      : journal.transition(turnId, { phase: "interrupted", error: restartErrors[decision.reason] });
-    const orphanedSecretRequests = journal
+      : journal.turns.transition(turnId, { phase: "interrupted", error: restartErrors[decision.reason] });
+    const orphanedSecretRequests = journal.secrets
       .listSecretRequests(turnId)
       .filter((request) => request.status === "orphaned");
     return { decision, turn, orphanedSecretRequests };
@@ -95,8 +102,8 @@ export function applyRecovery(
 
 /** `planRecovery` over every unfinished turn, then `applyRecovery`: for callers with nothing to fence. */
 export function recoverJournal(
-  journal: TurnJournal,
+  journal: RecoveryJournal,
   policy: RecoveryPolicy = defaultRecoveryPolicy,
 ): RecoveryOutcome[] {
-  return applyRecovery(journal, planRecovery(journal.listNonTerminalTurns(), policy));
+  return applyRecovery(journal, planRecovery(journal.turns.listNonTerminalTurns(), policy));
 }

@@ -1,17 +1,11 @@
-import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
-import { createTestJournal, eventTypes, expectContiguous, runningTurn } from "./helpers.js";
-
-/** Makes the journal's next insert of an event of `type` fail inside its transaction. */
-function failNextEventOfType(path: string, type: string): () => void {
-  const db = new Database(path);
-  db.exec(`CREATE TRIGGER injected_failure BEFORE INSERT ON turn_events WHEN NEW.type = '${type}'
-           BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
-  return () => {
-    db.exec("DROP TRIGGER injected_failure");
-    db.close();
-  };
-}
+import {
+  createTestJournal,
+  eventTypes,
+  expectContiguous,
+  failNextEventOfType,
+  runningTurn,
+} from "./helpers.js";
 
 let heal: (() => void) | undefined;
 afterEach(() => {
@@ -23,50 +17,50 @@ describe("a phase change is one transaction with its event and secret changes", 
   test("a failure while recording awaiting_secret leaves no request, no event, no effect", () => {
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
-    const before = journal.getTurn(turn.id);
+    const before = journal.turns.getTurn(turn.id);
     heal = failNextEventOfType(path, "phase");
-    expect(() => journal.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" })).toThrow(
-      "injected failure",
-    );
-    expect(journal.getTurn(turn.id)).toEqual(before);
-    expect(journal.listSecretRequests(turn.id)).toEqual([]);
+    expect(() =>
+      journal.secrets.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" }),
+    ).toThrow("injected failure");
+    expect(journal.turns.getTurn(turn.id)).toEqual(before);
+    expect(journal.secrets.listSecretRequests(turn.id)).toEqual([]);
     heal();
     heal = undefined;
-    journal.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" });
-    expect(journal.getTurn(turn.id)?.phase).toBe("awaiting_secret");
+    journal.secrets.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" });
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("awaiting_secret");
     expectContiguous(journal, turn.id);
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("a failure while ending a turn keeps its secret requests pending and its cause event unwritten", () => {
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" });
-    const before = journal.getTurn(turn.id);
+    const request = journal.secrets.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "p" });
+    const before = journal.turns.getTurn(turn.id);
     heal = failNextEventOfType(path, "terminal");
     expect(() =>
-      journal.transition(turn.id, {
+      journal.turns.transition(turn.id, {
         phase: "interrupted",
         cause: { type: "assistant.text", text: "partial answer" },
         error: { code: "daemon_restarted", message: "restart" },
       }),
     ).toThrow("injected failure");
-    expect(journal.getTurn(turn.id)).toEqual(before);
-    expect(journal.getSecretRequest(request.id)?.status).toBe("pending");
+    expect(journal.turns.getTurn(turn.id)).toEqual(before);
+    expect(journal.secrets.getSecretRequest(request.id)?.status).toBe("pending");
     expect(eventTypes(journal, turn.id)).not.toContain("assistant.text");
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("a failed phase change does not lose stream events buffered before it", () => {
     const { journal, path } = createTestJournal({ batch: { maxEvents: 1000, maxDelayMs: 1000 } });
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "kept" }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "kept" }]);
     heal = failNextEventOfType(path, "terminal");
-    expect(() => journal.transition(turn.id, { phase: "completed" })).toThrow("injected failure");
+    expect(() => journal.turns.transition(turn.id, { phase: "completed" })).toThrow("injected failure");
     expect(eventTypes(journal, turn.id).at(-1)).toBe("reasoning");
     heal();
     heal = undefined;
-    journal.transition(turn.id, { phase: "completed" });
+    journal.turns.transition(turn.id, { phase: "completed" });
     expect(eventTypes(journal, turn.id).slice(-2)).toEqual(["reasoning", "terminal"]);
   });
 
@@ -74,17 +68,17 @@ describe("a phase change is one transaction with its event and secret changes", 
     const { journal, path } = createTestJournal({ batch: { maxEvents: 3, maxDelayMs: 1000 } });
     const turn = runningTurn(journal);
     heal = failNextEventOfType(path, "usage");
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "a" }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "a" }]);
     expect(() =>
-      journal.appendEvents(turn.id, [
+      journal.events.appendEvents(turn.id, [
         { type: "reasoning", text: "b" },
         { type: "usage", input: 1, output: 1 },
       ]),
     ).toThrow("injected failure");
-    expect(journal.getTurn(turn.id)?.eventCount).toBe(turn.eventCount);
+    expect(journal.turns.getTurn(turn.id)?.eventCount).toBe(turn.eventCount);
     heal();
     heal = undefined;
-    journal.flush();
+    journal.events.flush();
     expect(eventTypes(journal, turn.id).slice(turn.eventCount)).toEqual(["reasoning", "reasoning", "usage"]);
     expectContiguous(journal, turn.id);
   });
@@ -93,11 +87,11 @@ describe("a phase change is one transaction with its event and secret changes", 
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
     heal = failNextEventOfType(path, "terminal");
-    expect(() => journal.replayTurn(turn.id, { code: "daemon_restarted", message: "restart" })).toThrow(
+    expect(() => journal.turns.replayTurn(turn.id, { code: "daemon_restarted", message: "restart" })).toThrow(
       "injected failure",
     );
-    expect(journal.listTurns(turn.sessionId)).toEqual([journal.getTurn(turn.id)]);
-    expect(journal.getTurn(turn.id)?.phase).toBe("running");
+    expect(journal.turns.listTurns(turn.sessionId)).toEqual([journal.turns.getTurn(turn.id)]);
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("running");
   });
 });
 
@@ -109,11 +103,11 @@ test("a timer flush that fails is reported, and its events stay buffered for the
   });
   const turn = runningTurn(journal);
   heal = failNextEventOfType(path, "reasoning");
-  journal.appendEvents(turn.id, [{ type: "reasoning", text: "a" }]);
+  journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "a" }]);
   clock.advance(50);
   expect(errors).toEqual([expect.objectContaining({ message: "injected failure" })]);
   heal();
   heal = undefined;
-  journal.flush();
+  journal.events.flush();
   expect(eventTypes(journal, turn.id).at(-1)).toBe("reasoning");
 });

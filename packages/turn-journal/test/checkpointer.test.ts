@@ -31,32 +31,32 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 
 function journalWithSessions(checkpoint: "inline" | "worker", sessions: number): TurnJournal {
   const journal = openJournal({ path: join(tempDir(), "journal.sqlite"), checkpoint });
-  for (let index = 0; index < sessions; index += 1) journal.createSession({ backend: "claude" });
+  for (let index = 0; index < sessions; index += 1) journal.sessions.createSession({ backend: "claude" });
   return journal;
 }
 
 test("with checkpoint: worker, a worker thread copies the commits into the database file", async () => {
   const journal = journalWithSessions("worker", 50);
-  expect(journal.walCheckpoints()).toEqual({ mode: "worker", byWorker: 0 });
+  expect(journal.maintenance.walCheckpoints()).toEqual({ mode: "worker", byWorker: 0 });
   // It starts 1 s after the first commit and checkpoints what is left 1 s after the last.
-  await until(() => journal.walCheckpoints().byWorker > 0, "checkpointed");
+  await until(() => journal.maintenance.walCheckpoints().byWorker > 0, "checkpointed");
   expect(sessionsInDatabaseFile(journal.path)).toBe(50);
   // Its connection closes first: the journal's, the last, removes the WAL as it always did.
-  journal.close();
+  journal.maintenance.close();
   expect(existsSync(`${journal.path}-wal`)).toBe(false);
 }, 20_000);
 
 test("inline, the same commits stay in the WAL until SQLite's threshold (so the worker did it above)", async () => {
   const journal = journalWithSessions("inline", 50);
   await new Promise((resolve) => setTimeout(resolve, 2_500));
-  expect(journal.walCheckpoints()).toEqual({ mode: "inline", byWorker: 0 });
+  expect(journal.maintenance.walCheckpoints()).toEqual({ mode: "inline", byWorker: 0 });
   expect(sessionsInDatabaseFile(journal.path)).toBe(0);
-  journal.close();
+  journal.maintenance.close();
 }, 20_000);
 
 test("a journal closed before its worker started closes at once and whole", () => {
   const early = journalWithSessions("worker", 3);
-  early.close();
+  early.maintenance.close();
   expect(existsSync(`${early.path}-wal`)).toBe(false);
   expect(sessionsInDatabaseFile(early.path)).toBe(3);
 });
@@ -76,7 +76,7 @@ test("a checkpointer closed while its worker starts stops it before the caller's
   // The start timer has fired: the worker thread exists and is loading.
   await new Promise((resolve) => setTimeout(resolve, 5));
   checkpointer.close();
-  journal.close();
+  journal.maintenance.close();
   expect(failure).toBeUndefined();
   expect(checkpointer.failed).toBe(false);
   // Had the worker's connection outlived the journal's, the WAL would still be there.

@@ -8,11 +8,11 @@ test("live followers get each commit's own events, without reading the journal a
   const turn = runningTurn(journal);
   let reads = 0;
   const source = {
-    readEvents: (...args: Parameters<typeof journal.readEvents>) => {
+    readEvents: (...args: Parameters<typeof journal.events.readEvents>) => {
       reads += 1;
-      return journal.readEvents(...args);
+      return journal.events.readEvents(...args);
     },
-    subscribe: journal.subscribe.bind(journal),
+    subscribe: journal.events.subscribe.bind(journal.events),
   };
   const followers = Array.from({ length: 10 }, () => {
     const seen: TurnEventEnvelope[] = [];
@@ -20,9 +20,10 @@ test("live followers get each commit's own events, without reading the journal a
     return seen;
   });
   const readsAfterReplay = reads;
-  for (let i = 0; i < 50; i += 1) journal.appendEvents(turn.id, [{ type: "reasoning", text: `step ${i}` }]);
-  journal.transition(turn.id, { phase: "completed" });
+  for (let i = 0; i < 50; i += 1)
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: `step ${i}` }]);
+  journal.turns.transition(turn.id, { phase: "completed" });
   expect(reads).toBe(readsAfterReplay);
-  const stored = journal.readEvents(turn.id, 0, 1000);
+  const stored = journal.events.readEvents(turn.id, 0, 1000);
   for (const seen of followers) expect(JSON.parse(JSON.stringify(seen))).toEqual(stored);
 });

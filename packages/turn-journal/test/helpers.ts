@@ -5,8 +5,9 @@ import type { Backend, TurnRecord } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
 import { afterEach } from "vitest";
 import type { Clock } from "../src/clock.js";
-import { type JournalOptions, openJournal, type TurnJournal } from "../src/journal.js";
+import { openJournal, type TurnJournal } from "../src/journal.js";
 import { migrate } from "../src/migrations.js";
+import type { JournalOptions } from "../src/options.js";
 
 /** A clock that moves only when told to, running due timers as it goes. */
 export class ManualClock implements Clock {
@@ -60,7 +61,7 @@ const openedDirs: string[] = [];
 const openedJournals: TurnJournal[] = [];
 
 afterEach(() => {
-  for (const journal of openedJournals.splice(0)) journal.close();
+  for (const journal of openedJournals.splice(0)) journal.maintenance.close();
   for (const dir of openedDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -93,7 +94,7 @@ export function createTestJournal(options: Partial<JournalOptions> = {}): TestJo
     clock,
     path,
     reopen(overrides = {}) {
-      journal.close();
+      journal.maintenance.close();
       return open(overrides);
     },
   };
@@ -101,18 +102,18 @@ export function createTestJournal(options: Partial<JournalOptions> = {}): TestJo
 
 /** A session with one turn moved to `running`. */
 export function runningTurn(journal: TurnJournal, backend: Backend = "claude"): TurnRecord {
-  const session = journal.createSession({ backend });
-  const turn = journal.submitTurn(session.id, { prompt: "do the thing" });
-  journal.transition(turn.id, { phase: "spawning" });
-  return journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+  const session = journal.sessions.createSession({ backend });
+  const turn = journal.turns.submitTurn(session.id, { prompt: "do the thing" });
+  journal.turns.transition(turn.id, { phase: "spawning" });
+  return journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
 }
 
 export function eventTypes(journal: TurnJournal, turnId: string): string[] {
-  return journal.readEvents(turnId, 0, 10_000).map((envelope) => envelope.event.type);
+  return journal.events.readEvents(turnId, 0, 10_000).map((envelope) => envelope.event.type);
 }
 
 export function expectContiguous(journal: TurnJournal, turnId: string): number {
-  const indexes = journal.readEvents(turnId, 0, 100_000).map((envelope) => envelope.index);
+  const indexes = journal.events.readEvents(turnId, 0, 100_000).map((envelope) => envelope.index);
   const expected = indexes.map((_, position) => position);
   if (JSON.stringify(indexes) !== JSON.stringify(expected)) {
     throw new Error(`turn ${turnId} has indexes ${indexes.join(",")}`);
@@ -143,4 +144,15 @@ export function oldJournal(version: number): string {
     db.close();
   }
   return path;
+}
+
+/** Makes the journal's next insert of an event of `type` fail inside its transaction. */
+export function failNextEventOfType(path: string, type: string): () => void {
+  const db = new Database(path);
+  db.exec(`CREATE TRIGGER injected_failure BEFORE INSERT ON turn_events WHEN NEW.type = '${type}'
+           BEGIN SELECT RAISE(ABORT, 'injected failure'); END`);
+  return () => {
+    db.exec("DROP TRIGGER injected_failure");
+    db.close();
+  };
 }

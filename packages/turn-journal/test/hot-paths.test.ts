@@ -33,7 +33,7 @@ describe("hot paths", () => {
   test("no statement the journal prepares scans a table, except over a bounded partial index", () => {
     const { journal, path } = createTestJournal();
     runningTurn(journal);
-    journal.close();
+    journal.maintenance.close();
     const db = new Database(path);
     try {
       const statements = { ...prepareStatements(db), ...preparePermissionStatements(db) };
@@ -64,13 +64,13 @@ describe("hot paths", () => {
         BEGIN INSERT INTO phase_writes VALUES (NEW.id); END;`);
     const phaseWrites = () => spy.prepare("SELECT count(*) FROM phase_writes").pluck().get();
     try {
-      journal.appendEvents(turn.id, [
+      journal.events.appendEvents(turn.id, [
         { type: "reasoning", text: "one" },
         { type: "reasoning", text: "two" },
       ]);
-      journal.appendEvents(turn.id, [{ type: "usage", input: 3, output: 1 }]);
-      journal.flush();
-      expect(journal.readEvents(turn.id).map((e) => e.event.type)).toEqual([
+      journal.events.appendEvents(turn.id, [{ type: "usage", input: 3, output: 1 }]);
+      journal.events.flush();
+      expect(journal.events.readEvents(turn.id).map((e) => e.event.type)).toEqual([
         "phase",
         "phase",
         "phase",
@@ -78,11 +78,11 @@ describe("hot paths", () => {
         "reasoning",
         "usage",
       ]);
-      expect(journal.getTurn(turn.id)?.eventCount).toBe(6);
+      expect(journal.turns.getTurn(turn.id)?.eventCount).toBe(6);
       expect(phaseWrites()).toBe(0);
-      journal.transition(turn.id, { phase: "completed" });
+      journal.turns.transition(turn.id, { phase: "completed" });
       expect(phaseWrites()).toBe(1);
-      expect(journal.checkConsistency()).toEqual([]);
+      expect(journal.maintenance.checkConsistency()).toEqual([]);
     } finally {
       spy.close();
     }

@@ -8,8 +8,8 @@ import { createTestJournal, oldJournal, runningTurn, tempDir } from "./helpers.j
 describe("opening", () => {
   test("creates the schema at the latest version in WAL mode, and reopening migrates nothing", () => {
     const { journal, path, reopen } = createTestJournal();
-    journal.createSession({ id: "kept", backend: "claude" });
-    reopen().close();
+    journal.sessions.createSession({ id: "kept", backend: "claude" });
+    reopen().maintenance.close();
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma("user_version", { simple: true })).toBe(latestSchemaVersion);
@@ -22,8 +22,8 @@ describe("opening", () => {
 
   test("commits use synchronous FULL unless asked otherwise", () => {
     const { journal, reopen } = createTestJournal();
-    expect(journal.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
-    expect(reopen({ synchronous: "NORMAL" }).durability()).toEqual({
+    expect(journal.maintenance.durability()).toEqual({ journalMode: "wal", synchronous: "FULL" });
+    expect(reopen({ synchronous: "NORMAL" }).maintenance.durability()).toEqual({
       journalMode: "wal",
       synchronous: "NORMAL",
     });
@@ -34,18 +34,20 @@ describe("opening", () => {
 
     const journal = openJournal({ path });
     try {
-      const turn = journal.getTurn("t1");
+      const turn = journal.turns.getTurn("t1");
       expect(turn).toMatchObject({ phase: "running", process: { pid: 77, startTime: "9001" } });
       expect(turn).not.toHaveProperty("spawnMarker");
-      expect(journal.checkConsistency()).toEqual([]);
-      const next = journal.submitTurn("s1", { prompt: "next" });
-      journal.transition("t1", { phase: "completed" });
-      const promoted = journal.promoteNextTurn("s1")!;
+      expect(journal.maintenance.checkConsistency()).toEqual([]);
+      const next = journal.turns.submitTurn("s1", { prompt: "next" });
+      journal.turns.transition("t1", { phase: "completed" });
+      const promoted = journal.turns.promoteNextTurn("s1")!;
       expect(promoted.id).toBe(next.id);
       const spawnMarker = "fedcba9876543210fedcba9876543210";
-      expect(journal.transition(next.id, { phase: "spawning", spawnMarker }).spawnMarker).toBe(spawnMarker);
+      expect(journal.turns.transition(next.id, { phase: "spawning", spawnMarker }).spawnMarker).toBe(
+        spawnMarker,
+      );
     } finally {
-      journal.close();
+      journal.maintenance.close();
     }
     const db = new Database(path, { readonly: true });
     try {
@@ -67,14 +69,14 @@ describe("opening", () => {
 describe("bridge generation", () => {
   test("starts at 0, each bump is committed and survives a reopen", () => {
     const { journal, reopen } = createTestJournal();
-    expect(journal.bridgeGeneration()).toBe(0);
-    expect(journal.bumpGeneration()).toBe(1);
+    expect(journal.maintenance.bridgeGeneration()).toBe(0);
+    expect(journal.maintenance.bumpGeneration()).toBe(1);
     const second = reopen();
-    expect(second.bridgeGeneration()).toBe(1);
-    expect(second.bumpGeneration()).toBe(2);
+    expect(second.maintenance.bridgeGeneration()).toBe(1);
+    expect(second.maintenance.bumpGeneration()).toBe(2);
     const turn = runningTurn(second);
     expect(turn.bridgeGeneration).toBe(2);
-    expect(reopen().bridgeGeneration()).toBe(2);
+    expect(reopen().maintenance.bridgeGeneration()).toBe(2);
   });
 });
 
@@ -82,9 +84,9 @@ describe("consistency check", () => {
   test("a healthy journal has no problem; tampering with the bytes is found", () => {
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "assistant.text", text: "hello" }]);
-    journal.requestSecret(turn.id, { toolCallKey: "k", name: "N", prompt: "p" });
-    expect(journal.checkConsistency()).toEqual([]);
+    journal.events.appendEvents(turn.id, [{ type: "assistant.text", text: "hello" }]);
+    journal.secrets.requestSecret(turn.id, { toolCallKey: "k", name: "N", prompt: "p" });
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
 
     const db = new Database(path);
     try {
@@ -96,7 +98,7 @@ describe("consistency check", () => {
     } finally {
       db.close();
     }
-    expect(journal.checkConsistency().map((problem) => problem.kind)).toEqual([
+    expect(journal.maintenance.checkConsistency().map((problem) => problem.kind)).toEqual([
       "event_indexes",
       "phase_mismatch",
       "effects_mismatch",
@@ -110,7 +112,7 @@ describe("consistency check", () => {
       () => {
         const { journal, path } = createTestJournal();
         runningTurn(journal);
-        journal.close();
+        journal.maintenance.close();
         return path;
       },
     ],
@@ -118,7 +120,7 @@ describe("consistency check", () => {
       "a version 5 journal, migrated",
       () => {
         const path = oldJournal(5);
-        openJournal({ path }).close();
+        openJournal({ path }).maintenance.close();
         return path;
       },
     ],
@@ -160,7 +162,7 @@ describe("consistency check", () => {
         "INSERT INTO turn_events (turn_id, idx, at, type, payload) VALUES (?, ?, 0, 'x', '{}')",
       );
       expect(() => insert.run(turn.id, turn.eventCount + 1)).toThrow(/contiguous/);
-      journal.transition(turn.id, { phase: "completed" });
+      journal.turns.transition(turn.id, { phase: "completed" });
       expect(() => insert.run(turn.id, turn.eventCount + 1)).toThrow(/has ended/);
       expect(() =>
         db.prepare("UPDATE turn_events SET payload = '{}' WHERE turn_id = ?").run(turn.id),
@@ -189,9 +191,9 @@ describe("ids", () => {
   test("the journal mints UUIDv7 ids by default", () => {
     const journal = openJournal({ path: `${tempDir()}/journal.sqlite` });
     try {
-      expect(journal.createSession({ backend: "codex" }).id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+      expect(journal.sessions.createSession({ backend: "codex" }).id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     } finally {
-      journal.close();
+      journal.maintenance.close();
     }
   });
 });

@@ -58,22 +58,24 @@ describe("planRecovery", () => {
 /** A journal after a crash: one turn per situation, each in its own session. */
 function crashedJournal(journal: TurnJournal) {
   const thinking = runningTurn(journal);
-  journal.appendEvents(thinking.id, [{ type: "reasoning", text: "hmm" }]);
-  const queuedBehindThinking = journal.submitTurn(thinking.sessionId, { prompt: "next" });
+  journal.events.appendEvents(thinking.id, [{ type: "reasoning", text: "hmm" }]);
+  const queuedBehindThinking = journal.turns.submitTurn(thinking.sessionId, { prompt: "next" });
   const texted = runningTurn(journal);
-  journal.appendEvents(texted.id, [{ type: "assistant.text", text: "Sure, starting." }]);
+  journal.events.appendEvents(texted.id, [{ type: "assistant.text", text: "Sure, starting." }]);
   const tool = runningTurn(journal, "codex");
-  journal.appendEvents(tool.id, [
+  journal.events.appendEvents(tool.id, [
     { type: "tool.started", toolId: "item_1", name: "command_execution", input: {} },
   ]);
   const waiting = runningTurn(journal);
-  const request = journal.requestSecret(waiting.id, {
+  const request = journal.secrets.requestSecret(waiting.id, {
     toolCallKey: "toolu_9",
     name: "API_KEY",
     prompt: "key?",
   });
-  const accepted = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "not yet" });
-  journal.flush();
+  const accepted = journal.turns.submitTurn(journal.sessions.createSession({ backend: "claude" }).id, {
+    prompt: "not yet",
+  });
+  journal.events.flush();
   return { thinking, queuedBehindThinking, texted, tool, waiting, request, accepted };
 }
 
@@ -82,7 +84,7 @@ describe("recoverJournal", () => {
     const { journal, reopen } = createTestJournal();
     const crashed = crashedJournal(journal);
     const reopened = reopen();
-    reopened.bumpGeneration();
+    reopened.maintenance.bumpGeneration();
     const outcomes = recoverJournal(reopened);
 
     const byOriginal = new Map(outcomes.map((outcome) => [outcome.decision.turn.id, outcome]));
@@ -94,61 +96,64 @@ describe("recoverJournal", () => {
       input: crashed.thinking.input,
       sessionId: crashed.thinking.sessionId,
     });
-    expect(reopened.getTurn(crashed.thinking.id)).toMatchObject({
+    expect(reopened.turns.getTurn(crashed.thinking.id)).toMatchObject({
       phase: "interrupted",
       error: { code: "daemon_restarted" },
     });
-    expect(reopened.readEvents(crashed.thinking.id).at(-1)?.event).toEqual({
+    expect(reopened.events.readEvents(crashed.thinking.id).at(-1)?.event).toEqual({
       type: "terminal",
       outcome: "interrupted",
       error: expect.objectContaining({ code: "daemon_restarted" }),
       continuedBy: replay?.id,
     });
-    expect(reopened.getCurrentTurn(crashed.thinking.sessionId)?.id).toBe(replay?.id);
-    expect(reopened.getTurn(crashed.queuedBehindThinking.id)?.phase).toBe("queued");
+    expect(reopened.turns.getCurrentTurn(crashed.thinking.sessionId)?.id).toBe(replay?.id);
+    expect(reopened.turns.getTurn(crashed.queuedBehindThinking.id)?.phase).toBe("queued");
 
     for (const ended of [crashed.texted, crashed.tool, crashed.waiting]) {
-      const now = reopened.getTurn(ended.id);
+      const now = reopened.turns.getTurn(ended.id);
       expect(now).toMatchObject({ phase: "interrupted", error: { code: "daemon_restarted" } });
-      expect(reopened.readEvents(ended.id).length).toBe(now?.eventCount);
+      expect(reopened.events.readEvents(ended.id).length).toBe(now?.eventCount);
     }
     expect(byOriginal.get(crashed.waiting.id)?.orphanedSecretRequests).toEqual([
       expect.objectContaining({ id: crashed.request.id, status: "orphaned" }),
     ]);
-    expect(reopened.listOpenSecretRequests()).toEqual([
+    expect(reopened.secrets.listOpenSecretRequests()).toEqual([
       expect.objectContaining({ id: crashed.request.id, name: "API_KEY", prompt: "key?" }),
     ]);
-    expect(reopened.getTurn(crashed.accepted.id)?.phase).toBe("accepted");
-    expect(reopened.checkConsistency()).toEqual([]);
+    expect(reopened.turns.getTurn(crashed.accepted.id)?.phase).toBe("accepted");
+    expect(reopened.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("running recovery again changes nothing more; a second crash of the replay interrupts it", () => {
     const { journal, reopen } = createTestJournal();
     const { thinking } = crashedJournal(journal);
     const first = recoverJournal(journal);
-    const turnsAfterFirst = journal.listTurns(thinking.sessionId);
+    const turnsAfterFirst = journal.turns.listTurns(thinking.sessionId);
     const plan = planRecovery([thinking]);
     expect(applyRecovery(journal, plan)[0]?.turn.id).toBe(
       first.find((o) => o.decision.turn.id === thinking.id)?.turn.id,
     );
-    expect(journal.listTurns(thinking.sessionId)).toEqual(turnsAfterFirst);
+    expect(journal.turns.listTurns(thinking.sessionId)).toEqual(turnsAfterFirst);
 
-    const replayId = journal.getCurrentTurn(thinking.sessionId)!.id;
-    journal.transition(replayId, { phase: "spawning" });
+    const replayId = journal.turns.getCurrentTurn(thinking.sessionId)!.id;
+    journal.turns.transition(replayId, { phase: "spawning" });
     const again = reopen();
     const second = recoverJournal(again);
     expect(second.find((outcome) => outcome.decision.turn.id === replayId)?.decision).toMatchObject({
       action: "interrupt",
       reason: "attempts_exhausted",
     });
-    expect(again.getTurn(replayId)).toMatchObject({ phase: "interrupted", error: { code: "replay_limit" } });
+    expect(again.turns.getTurn(replayId)).toMatchObject({
+      phase: "interrupted",
+      error: { code: "replay_limit" },
+    });
   });
 
   test("the journal itself refuses to replay a turn with effects", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "assistant.delta", text: "Hi" }]);
-    expect(() => journal.replayTurn(turn.id, { code: "x", message: "y" })).toThrow(
+    journal.events.appendEvents(turn.id, [{ type: "assistant.delta", text: "Hi" }]);
+    expect(() => journal.turns.replayTurn(turn.id, { code: "x", message: "y" })).toThrow(
       expect.objectContaining({ code: "turn_has_effects" }),
     );
   });
@@ -158,9 +163,12 @@ describe("retryTurn", () => {
   test("starts a new turn with the same input; asking again returns the same retry", () => {
     const { journal, reopen } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "assistant.text", text: "partial" }]);
-    journal.transition(turn.id, { phase: "interrupted", error: { code: "daemon_restarted", message: "r" } });
-    const retry = journal.retryTurn(turn.id);
+    journal.events.appendEvents(turn.id, [{ type: "assistant.text", text: "partial" }]);
+    journal.turns.transition(turn.id, {
+      phase: "interrupted",
+      error: { code: "daemon_restarted", message: "r" },
+    });
+    const retry = journal.turns.retryTurn(turn.id);
     expect(retry).toMatchObject({
       retryOf: turn.id,
       attempt: 1,
@@ -168,21 +176,27 @@ describe("retryTurn", () => {
       input: turn.input,
       seq: 2,
     });
-    expect(journal.retryTurn(turn.id)).toEqual(retry);
-    expect(reopen().retryTurn(turn.id)).toEqual(retry);
+    expect(journal.turns.retryTurn(turn.id)).toEqual(retry);
+    expect(reopen().turns.retryTurn(turn.id)).toEqual(retry);
   });
 
   test("queues behind an active turn and refuses unfinished or completed turns", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    expect(() => journal.retryTurn(turn.id)).toThrow(expect.objectContaining({ code: "turn_not_retryable" }));
-    journal.transition(turn.id, { phase: "failed", error: { code: "api_error", message: "500" } });
-    const busy = journal.submitTurn(turn.sessionId, { prompt: "other" });
-    expect(journal.retryTurn(turn.id).phase).toBe("queued");
-    journal.transition(busy.id, { phase: "cancelled" });
+    expect(() => journal.turns.retryTurn(turn.id)).toThrow(
+      expect.objectContaining({ code: "turn_not_retryable" }),
+    );
+    journal.turns.transition(turn.id, { phase: "failed", error: { code: "api_error", message: "500" } });
+    const busy = journal.turns.submitTurn(turn.sessionId, { prompt: "other" });
+    expect(journal.turns.retryTurn(turn.id).phase).toBe("queued");
+    journal.turns.transition(busy.id, { phase: "cancelled" });
     const done = runningTurn(journal);
-    journal.transition(done.id, { phase: "completed" });
-    expect(() => journal.retryTurn(done.id)).toThrow(expect.objectContaining({ code: "turn_not_retryable" }));
-    expect(() => journal.retryTurn("missing")).toThrow(expect.objectContaining({ code: "turn_not_found" }));
+    journal.turns.transition(done.id, { phase: "completed" });
+    expect(() => journal.turns.retryTurn(done.id)).toThrow(
+      expect.objectContaining({ code: "turn_not_retryable" }),
+    );
+    expect(() => journal.turns.retryTurn("missing")).toThrow(
+      expect.objectContaining({ code: "turn_not_found" }),
+    );
   });
 });

@@ -16,9 +16,9 @@ const draft: SecretRequestDraft = { toolCallKey: "toolu_01A", name: "GITHUB_TOKE
 describe("secret requests", () => {
   test("a request, its event and awaiting_secret commit together; the answer returns the turn to running", () => {
     const { journal, clock } = createTestJournal();
-    journal.bumpGeneration();
+    journal.maintenance.bumpGeneration();
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, draft);
+    const request = journal.secrets.requestSecret(turn.id, draft);
     expect(SecretRequest.parse(request)).toEqual({
       id: expect.any(String),
       turnId: turn.id,
@@ -29,49 +29,56 @@ describe("secret requests", () => {
       createdAt: "2026-11-30T12:00:00.000Z",
       updatedAt: "2026-11-30T12:00:00.000Z",
     });
-    expect(journal.getTurn(turn.id)).toMatchObject({ phase: "awaiting_secret", effects: ["tool_started"] });
-    expect(journal.readEvents(turn.id, turn.eventCount).map((envelope) => envelope.event)).toEqual([
+    expect(journal.turns.getTurn(turn.id)).toMatchObject({
+      phase: "awaiting_secret",
+      effects: ["tool_started"],
+    });
+    expect(journal.events.readEvents(turn.id, turn.eventCount).map((envelope) => envelope.event)).toEqual([
       { type: "secret.requested", requestId: request.id, ...draft },
       { type: "phase", phase: "awaiting_secret" },
     ]);
 
     clock.advance(2000);
-    const submitted = journal.resolveSecretRequest(request.id, "submitted");
+    const submitted = journal.secrets.resolveSecretRequest(request.id, "submitted");
     expect(submitted).toMatchObject({ status: "submitted", resolvedAt: "2026-11-30T12:00:02.000Z" });
-    expect(journal.getTurn(turn.id)?.phase).toBe("running");
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("running");
     expect(eventTypes(journal, turn.id).slice(-2)).toEqual(["secret.resolved", "phase"]);
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("the same tool call asking again gets the same request; two calls wait together", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const first = journal.requestSecret(turn.id, draft);
-    expect(journal.requestSecret(turn.id, draft)).toEqual(first);
-    const second = journal.requestSecret(turn.id, { ...draft, toolCallKey: "toolu_01B", name: "NPM_TOKEN" });
-    expect(journal.listOpenSecretRequests(turn.sessionId).map((request) => request.id)).toEqual([
+    const first = journal.secrets.requestSecret(turn.id, draft);
+    expect(journal.secrets.requestSecret(turn.id, draft)).toEqual(first);
+    const second = journal.secrets.requestSecret(turn.id, {
+      ...draft,
+      toolCallKey: "toolu_01B",
+      name: "NPM_TOKEN",
+    });
+    expect(journal.secrets.listOpenSecretRequests(turn.sessionId).map((request) => request.id)).toEqual([
       first.id,
       second.id,
     ]);
-    journal.resolveSecretRequest(first.id, "expired");
-    expect(journal.getTurn(turn.id)?.phase).toBe("awaiting_secret");
-    journal.resolveSecretRequest(second.id, "cancelled");
-    expect(journal.getTurn(turn.id)?.phase).toBe("running");
-    expect(journal.listOpenSecretRequests()).toEqual([]);
+    journal.secrets.resolveSecretRequest(first.id, "expired");
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("awaiting_secret");
+    journal.secrets.resolveSecretRequest(second.id, "cancelled");
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("running");
+    expect(journal.secrets.listOpenSecretRequests()).toEqual([]);
   });
 
   test("resolving twice to the same status is a no-op; to another status is refused", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, draft);
-    journal.resolveSecretRequest(request.id, "submitted");
-    const count = journal.getTurn(turn.id)?.eventCount;
-    expect(journal.resolveSecretRequest(request.id, "submitted").status).toBe("submitted");
-    expect(journal.getTurn(turn.id)?.eventCount).toBe(count);
-    expect(() => journal.resolveSecretRequest(request.id, "cancelled")).toThrow(
+    const request = journal.secrets.requestSecret(turn.id, draft);
+    journal.secrets.resolveSecretRequest(request.id, "submitted");
+    const count = journal.turns.getTurn(turn.id)?.eventCount;
+    expect(journal.secrets.resolveSecretRequest(request.id, "submitted").status).toBe("submitted");
+    expect(journal.turns.getTurn(turn.id)?.eventCount).toBe(count);
+    expect(() => journal.secrets.resolveSecretRequest(request.id, "cancelled")).toThrow(
       expect.objectContaining({ code: "secret_request_closed" }),
     );
-    expect(() => journal.resolveSecretRequest("missing", "submitted")).toThrow(
+    expect(() => journal.secrets.resolveSecretRequest("missing", "submitted")).toThrow(
       expect.objectContaining({ code: "secret_request_not_found" }),
     );
   });
@@ -79,38 +86,42 @@ describe("secret requests", () => {
   test("only a running turn asks; an ending turn cancels its pending requests", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const accepted = journal.submitTurn(journal.createSession({ backend: "codex" }).id, { prompt: "x" });
-    expect(() => journal.requestSecret(accepted.id, draft)).toThrow(
+    const accepted = journal.turns.submitTurn(journal.sessions.createSession({ backend: "codex" }).id, {
+      prompt: "x",
+    });
+    expect(() => journal.secrets.requestSecret(accepted.id, draft)).toThrow(
       expect.objectContaining({ code: "invalid_transition" }),
     );
-    const request = journal.requestSecret(turn.id, draft);
-    journal.transition(turn.id, { phase: "completed" });
-    expect(journal.getSecretRequest(request.id)?.status).toBe("cancelled");
+    const request = journal.secrets.requestSecret(turn.id, draft);
+    journal.turns.transition(turn.id, { phase: "completed" });
+    expect(journal.secrets.getSecretRequest(request.id)?.status).toBe("cancelled");
     expect(eventTypes(journal, turn.id).slice(-2)).toEqual(["secret.resolved", "terminal"]);
   });
 
   test("an interrupted turn orphans its pending requests: still open, answerable, and not back to running", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, draft);
-    journal.transition(turn.id, {
+    const request = journal.secrets.requestSecret(turn.id, draft);
+    journal.turns.transition(turn.id, {
       phase: "interrupted",
       error: { code: "daemon_restarted", message: "restart" },
     });
-    expect(journal.listOpenSecretRequests()).toEqual([
+    expect(journal.secrets.listOpenSecretRequests()).toEqual([
       expect.objectContaining({ id: request.id, status: "orphaned", turnId: turn.id }),
     ]);
-    const events = journal.getTurn(turn.id)?.eventCount;
-    expect(journal.resolveSecretRequest(request.id, "submitted")).toMatchObject({ status: "submitted" });
-    expect(journal.getTurn(turn.id)).toMatchObject({ phase: "interrupted", eventCount: events });
+    const events = journal.turns.getTurn(turn.id)?.eventCount;
+    expect(journal.secrets.resolveSecretRequest(request.id, "submitted")).toMatchObject({
+      status: "submitted",
+    });
+    expect(journal.turns.getTurn(turn.id)).toMatchObject({ phase: "interrupted", eventCount: events });
   });
 
   test("survives a reopen with its state", () => {
     const { journal, reopen } = createTestJournal();
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, draft);
+    const request = journal.secrets.requestSecret(turn.id, draft);
     const reopened = reopen();
-    expect(reopened.listOpenSecretRequests()).toEqual([request]);
+    expect(reopened.secrets.listOpenSecretRequests()).toEqual([request]);
   });
 });
 
@@ -138,30 +149,30 @@ describe("secret values never reach the journal", () => {
     const secretValue = `ghp_${randomUUID()}`;
     const shownMarker = `prompt-${randomUUID()}`;
     const turn = runningTurn(journal);
-    const request = journal.requestSecret(turn.id, { ...draft, prompt: shownMarker });
-    const sneaky = journal as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const request = journal.secrets.requestSecret(turn.id, { ...draft, prompt: shownMarker });
+    const sneaky = journal.secrets as unknown as Record<string, (...args: unknown[]) => unknown>;
 
     const outcomes = tryAll([
       () =>
-        journal.requestSecret(turn.id, {
+        journal.secrets.requestSecret(turn.id, {
           ...draft,
           toolCallKey: "k2",
           value: secretValue,
         } as SecretRequestDraft),
       () =>
-        journal.requestSecret(turn.id, {
+        journal.secrets.requestSecret(turn.id, {
           ...draft,
           toolCallKey: "k3",
           secret: secretValue,
         } as SecretRequestDraft),
-      () => journal.resolveSecretRequest(request.id, secretValue as SecretResolution),
+      () => journal.secrets.resolveSecretRequest(request.id, secretValue as SecretResolution),
       () =>
         sneaky.resolveSecretRequest?.(request.id, {
           status: "submitted",
           value: secretValue,
         } as unknown as string),
       () =>
-        journal.appendEvents(turn.id, [
+        journal.events.appendEvents(turn.id, [
           {
             type: "secret.resolved",
             requestId: request.id,
@@ -169,27 +180,30 @@ describe("secret values never reach the journal", () => {
             value: secretValue,
           } as never,
         ]),
-      () => journal.appendEvents(turn.id, [{ type: "warning", message: "m", value: secretValue } as never]),
-      () => journal.transition(turn.id, { phase: "completed", value: secretValue } as never),
-      () => journal.createSession({ backend: "claude", secret: secretValue } as never),
-      () => journal.submitTurn(turn.sessionId, { prompt: "p", secret: secretValue } as never),
+      () =>
+        journal.events.appendEvents(turn.id, [
+          { type: "warning", message: "m", value: secretValue } as never,
+        ]),
+      () => journal.turns.transition(turn.id, { phase: "completed", value: secretValue } as never),
+      () => journal.sessions.createSession({ backend: "claude", secret: secretValue } as never),
+      () => journal.turns.submitTurn(turn.sessionId, { prompt: "p", secret: secretValue } as never),
     ]);
     expect(outcomes).toEqual(Array(outcomes.length).fill("invalid_input"));
 
-    journal.resolveSecretRequest(request.id, "submitted");
-    journal.transition(turn.id, { phase: "completed" });
-    journal.flush();
+    journal.secrets.resolveSecretRequest(request.id, "submitted");
+    journal.turns.transition(turn.id, { phase: "completed" });
+    journal.events.flush();
     const live = journalFiles(path);
     expect(live.includes(shownMarker)).toBe(true);
     expect(live.includes(secretValue)).toBe(false);
     expect(live.includes(Buffer.from(secretValue, "utf16le"))).toBe(false);
-    journal.close();
+    journal.maintenance.close();
     expect(journalFiles(path).includes(secretValue)).toBe(false);
   });
 
   test("the schema has no column and the API no parameter that could hold a value", () => {
     const { journal, path } = createTestJournal();
-    journal.close();
+    journal.maintenance.close();
     const db = new Database(path, { readonly: true });
     try {
       const columns = (db.prepare("PRAGMA table_info(secret_requests)").all() as { name: string }[]).map(
@@ -202,7 +216,7 @@ describe("secret values never reach the journal", () => {
       db.close();
     }
     // Checked by `tsc -p test`: the only inputs are metadata, a status and who answered.
-    expectTypeOf<Parameters<TurnJournal["resolveSecretRequest"]>>().toEqualTypeOf<
+    expectTypeOf<Parameters<TurnJournal["secrets"]["resolveSecretRequest"]>>().toEqualTypeOf<
       [requestId: string, resolution: SecretResolution, by?: DecisionActor]
     >();
     expectTypeOf<keyof SecretRequestDraft>().toEqualTypeOf<"toolCallKey" | "name" | "prompt">();

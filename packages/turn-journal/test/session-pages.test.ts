@@ -11,9 +11,9 @@ function manySessions(count: number) {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const id = `s-${String(i).padStart(2, "0")}`;
-    test.journal.createSession({ id, backend: i % 2 === 0 ? "claude" : "codex" });
-    test.journal.submitTurn(id, { prompt: `Fix bug number ${i}` });
-    test.journal.transition(test.journal.getCurrentTurn(id)!.id, { phase: "cancelled" });
+    test.journal.sessions.createSession({ id, backend: i % 2 === 0 ? "claude" : "codex" });
+    test.journal.turns.submitTurn(id, { prompt: `Fix bug number ${i}` });
+    test.journal.turns.transition(test.journal.turns.getCurrentTurn(id)!.id, { phase: "cancelled" });
     ids.push(id);
     test.clock.skip(1000);
   }
@@ -27,7 +27,7 @@ describe("session pages", () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = journal.listSessionPage({ limit: 5, ...(cursor && { cursor }) });
+      const page = journal.sessions.listSessionPage({ limit: 5, ...(cursor && { cursor }) });
       seen.push(...page.sessions.map((session) => session.id));
       cursor = page.nextCursor;
       pages += 1;
@@ -35,43 +35,54 @@ describe("session pages", () => {
     expect(seen).toEqual([...ids].reverse());
     expect(pages).toBe(5);
     // A session created after the first page was read does not shift later pages.
-    const first = journal.listSessionPage({ limit: 5 });
-    journal.createSession({ id: "s-new", backend: "claude" });
-    const second = journal.listSessionPage({ limit: 5, cursor: first.nextCursor! });
+    const first = journal.sessions.listSessionPage({ limit: 5 });
+    journal.sessions.createSession({ id: "s-new", backend: "claude" });
+    const second = journal.sessions.listSessionPage({ limit: 5, cursor: first.nextCursor! });
     expect(second.sessions.map((session) => session.id)).toEqual(["s-17", "s-16", "s-15", "s-14", "s-13"]);
   });
 
   test("filters by status and searches id prefixes and titles", () => {
     const { journal } = manySessions(12);
-    journal.createSession({ id: "live", backend: "claude" });
-    const turn = journal.submitTurn("live", { prompt: "Deploy the Thing" });
-    expect(journal.listSessionPage({ status: "provisioning" }).sessions.map((s) => s.id)).toEqual(["live"]);
-    journal.transition(turn.id, { phase: "spawning" });
-    journal.transition(turn.id, { phase: "running", process: { pid: 1, startTime: "1" } });
-    expect(journal.listSessionPage({ status: "running" }).sessions.map((s) => s.id)).toEqual(["live"]);
-    expect(journal.listSessionPage({ status: "idle" }).sessions).toHaveLength(12);
-    journal.stopSession("s-03");
-    expect(journal.listSessionPage({ status: "stopped" }).sessions.map((s) => s.id)).toEqual(["s-03"]);
-    expect(journal.listSessionPage({ search: "s-1" }).sessions.map((s) => s.id)).toEqual(["s-11", "s-10"]);
-    expect(journal.listSessionPage({ search: "thing" }).sessions.map((s) => s.title)).toEqual([
+    journal.sessions.createSession({ id: "live", backend: "claude" });
+    const turn = journal.turns.submitTurn("live", { prompt: "Deploy the Thing" });
+    expect(journal.sessions.listSessionPage({ status: "provisioning" }).sessions.map((s) => s.id)).toEqual([
+      "live",
+    ]);
+    journal.turns.transition(turn.id, { phase: "spawning" });
+    journal.turns.transition(turn.id, { phase: "running", process: { pid: 1, startTime: "1" } });
+    expect(journal.sessions.listSessionPage({ status: "running" }).sessions.map((s) => s.id)).toEqual([
+      "live",
+    ]);
+    expect(journal.sessions.listSessionPage({ status: "idle" }).sessions).toHaveLength(12);
+    journal.sessions.stopSession("s-03");
+    expect(journal.sessions.listSessionPage({ status: "stopped" }).sessions.map((s) => s.id)).toEqual([
+      "s-03",
+    ]);
+    expect(journal.sessions.listSessionPage({ search: "s-1" }).sessions.map((s) => s.id)).toEqual([
+      "s-11",
+      "s-10",
+    ]);
+    expect(journal.sessions.listSessionPage({ search: "thing" }).sessions.map((s) => s.title)).toEqual([
       "Deploy the Thing",
     ]);
-    expect(journal.listSessionPage({ search: "number 7" }).sessions.map((s) => s.id)).toEqual(["s-07"]);
+    expect(journal.sessions.listSessionPage({ search: "number 7" }).sessions.map((s) => s.id)).toEqual([
+      "s-07",
+    ]);
     // LIKE wildcards in a search are literal.
-    expect(journal.listSessionPage({ search: "s_" }).sessions).toEqual([]);
-    expect(journal.listSessionPage({ search: "%" }).sessions).toEqual([]);
+    expect(journal.sessions.listSessionPage({ search: "s_" }).sessions).toEqual([]);
+    expect(journal.sessions.listSessionPage({ search: "%" }).sessions).toEqual([]);
   });
 
   test("a cursor that is not one is refused, naming it", () => {
     const { journal } = manySessions(1);
-    expect(() => journal.listSessionPage({ cursor: "nope" })).toThrow(JournalError);
-    expect(() => journal.listSessionPage({ cursor: "nope" })).toThrow(/cursor/);
-    expect(() => journal.listSessionPage({ limit: 0 })).toThrow(/limit/);
+    expect(() => journal.sessions.listSessionPage({ cursor: "nope" })).toThrow(JournalError);
+    expect(() => journal.sessions.listSessionPage({ cursor: "nope" })).toThrow(/cursor/);
+    expect(() => journal.sessions.listSessionPage({ limit: 0 })).toThrow(/limit/);
   });
 
   test("a page uses the indexes: no scan of sessions or turns", () => {
     const { journal, path } = manySessions(3);
-    journal.close();
+    journal.maintenance.close();
     const db = new Database(path, { readonly: true });
     try {
       const plan = (sql: string) =>
@@ -89,17 +100,17 @@ describe("session pages", () => {
   test("listeners hear a session's changes after commit, never a rolled-back one", () => {
     const { journal } = createTestJournal();
     const heard: string[] = [];
-    const stop = journal.subscribeSessionChanges((id) => heard.push(id));
-    journal.createSession({ id: "a", backend: "claude" });
-    const turn = journal.submitTurn("a", { prompt: "x" });
-    journal.transition(turn.id, { phase: "spawning" });
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "quiet" }]);
-    journal.flush();
+    const stop = journal.sessions.subscribeSessionChanges((id) => heard.push(id));
+    journal.sessions.createSession({ id: "a", backend: "claude" });
+    const turn = journal.turns.submitTurn("a", { prompt: "x" });
+    journal.turns.transition(turn.id, { phase: "spawning" });
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "quiet" }]);
+    journal.events.flush();
     expect(heard).toEqual(["a", "a", "a"]);
-    expect(() => journal.createSession({ id: "a", backend: "claude" })).toThrow();
+    expect(() => journal.sessions.createSession({ id: "a", backend: "claude" })).toThrow();
     expect(heard).toHaveLength(3);
     stop();
-    journal.transition(turn.id, { phase: "cancelled" });
+    journal.turns.transition(turn.id, { phase: "cancelled" });
     expect(heard).toHaveLength(3);
   });
 
@@ -107,9 +118,9 @@ describe("session pages", () => {
     const path = oldJournal(3);
     const journal = openJournal({ path });
     try {
-      expect(journal.getSession("s1")?.title).toBeDefined();
+      expect(journal.sessions.getSession("s1")?.title).toBeDefined();
     } finally {
-      journal.close();
+      journal.maintenance.close();
     }
   });
 });
@@ -117,7 +128,7 @@ describe("session pages", () => {
 describe("restart", () => {
   test("recovery's query reads the unfinished turns' index, not every turn", () => {
     const { journal, path } = manySessions(3);
-    journal.close();
+    journal.maintenance.close();
     const db = new Database(path, { readonly: true });
     try {
       db.exec("ANALYZE");
@@ -153,7 +164,7 @@ describe("session pages in steps", () => {
 
   test("a search read in steps of any window gives exactly the pages of listSessionPage", async () => {
     const { journal } = manySessions(37);
-    journal.submitTurn("s-11", { prompt: "more" });
+    journal.turns.submitTurn("s-11", { prompt: "more" });
     const queries = [
       { limit: 3, search: "number 1" },
       { limit: 5, search: "NUMBER 2" },
@@ -164,13 +175,13 @@ describe("session pages in steps", () => {
     ];
     for (const query of queries) {
       const expected = await allPages(async (cursor) =>
-        journal.listSessionPage({ ...query, ...(cursor && { cursor }) }),
+        journal.sessions.listSessionPage({ ...query, ...(cursor && { cursor }) }),
       );
       if (query.search !== "no such title") expect(expected.flat().length).toBeGreaterThan(0);
       for (const window of [1, 2, 3, 7, 1000]) {
         const pauses = { count: 0 };
         const stepped = await allPages((cursor) =>
-          journal.listSessionPageInSteps(
+          journal.sessions.listSessionPageInSteps(
             { ...query, ...(cursor && { cursor }) },
             {
               window,
@@ -190,7 +201,7 @@ describe("session pages in steps", () => {
   test("each step reads at most its window, pausing between steps; a page without a search never pauses", async () => {
     const { journal } = manySessions(30);
     const log: string[] = [];
-    const page = await journal.listSessionPageInSteps(
+    const page = await journal.sessions.listSessionPageInSteps(
       { limit: 2, search: "number 1" },
       { window: 4, pause: async () => void log.push("pause") },
     );
@@ -198,7 +209,7 @@ describe("session pages in steps", () => {
     expect(page.sessions.map((session) => session.id)).toEqual(["s-19", "s-18"]);
     expect(page.nextCursor).toBeDefined();
     expect(log).toEqual(["pause", "pause", "pause"]);
-    const plain = await journal.listSessionPageInSteps(
+    const plain = await journal.sessions.listSessionPageInSteps(
       { limit: 2 },
       { window: 1, pause: async () => void log.push("plain pause") },
     );
@@ -209,10 +220,10 @@ describe("session pages in steps", () => {
   test("a bad query is refused as listSessionPage refuses it", async () => {
     const { journal } = manySessions(2);
     await expect(
-      journal.listSessionPageInSteps({ search: "x", cursor: "nope" }, { pause: async () => {} }),
+      journal.sessions.listSessionPageInSteps({ search: "x", cursor: "nope" }, { pause: async () => {} }),
     ).rejects.toThrow(/cursor: not a cursor of a session page/);
     await expect(
-      journal.listSessionPageInSteps({ limit: 0, search: "x" }, { pause: async () => {} }),
+      journal.sessions.listSessionPageInSteps({ limit: 0, search: "x" }, { pause: async () => {} }),
     ).rejects.toBeInstanceOf(JournalError);
   });
 });

@@ -10,25 +10,25 @@ describe("stream durability", () => {
     });
     const turn = runningTurn(journal);
     const seen: string[] = [];
-    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
+    journal.events.subscribe(turn.id, () => seen.push(journal.maintenance.durability().synchronous));
 
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "planning" }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "planning" }]);
     expect(seen).toEqual([]);
     clock.advance(1);
     expect(seen).toEqual(["NORMAL"]);
-    expect(journal.durability().synchronous).toBe("FULL");
+    expect(journal.maintenance.durability().synchronous).toBe("FULL");
 
-    journal.appendEvents(turn.id, [{ type: "assistant.delta", text: "first text" }]);
+    journal.events.appendEvents(turn.id, [{ type: "assistant.delta", text: "first text" }]);
     expect(seen).toEqual(["NORMAL", "FULL"]);
-    journal.admitToolCall(turn.id, {
+    journal.gate.admitToolCall(turn.id, {
       toolCallId: "c1",
       toolName: "Bash",
       inputPreview: "ls",
       effectFree: false,
     });
-    journal.transition(turn.id, { phase: "completed" });
+    journal.turns.transition(turn.id, { phase: "completed" });
     expect(seen).toEqual(["NORMAL", "FULL", "FULL", "FULL"]);
-    expect(journal.readEvents(turn.id).map((e) => e.event.type)).toContain("reasoning");
+    expect(journal.events.readEvents(turn.id).map((e) => e.event.type)).toContain("reasoning");
   });
 
   test("the process phases (spawning, running) and backend.started commit with streamSynchronous; the end with FULL", () => {
@@ -36,7 +36,9 @@ describe("stream durability", () => {
       batch: { maxEvents: 256, maxDelayMs: 1000 },
       streamSynchronous: "NORMAL",
     });
-    const turn = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "p" });
+    const turn = journal.turns.submitTurn(journal.sessions.createSession({ backend: "claude" }).id, {
+      prompt: "p",
+    });
     // Each `synchronous` the connection is set to, and each commit as its listeners hear it: a commit
     // runs under the mode set last before it (a mode set for one commit is restored after it).
     const log: string[] = [];
@@ -50,17 +52,17 @@ describe("stream durability", () => {
       if (set) log.push(set[1] as string);
       return pragma.call(this, source, options);
     });
-    journal.subscribe(turn.id, (_, committed) =>
+    journal.events.subscribe(turn.id, (_, committed) =>
       log.push(`commit ${(committed ?? []).map((envelope) => envelope.event.type).join("+")}`),
     );
     try {
-      journal.transition(turn.id, { phase: "spawning" });
-      journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
-      journal.appendEvents(turn.id, [
+      journal.turns.transition(turn.id, { phase: "spawning" });
+      journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+      journal.events.appendEvents(turn.id, [
         { type: "backend.started", conversationId: "c0ffee00-0000-4000-8000-000000000001" },
       ]);
-      journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered" }]);
-      journal.transition(turn.id, { phase: "completed" });
+      journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "buffered" }]);
+      journal.turns.transition(turn.id, { phase: "completed" });
     } finally {
       spy.mockRestore();
     }
@@ -75,11 +77,13 @@ describe("stream durability", () => {
 
   test("a journal whose streams commit FULL commits the process phases FULL too", () => {
     const { journal } = createTestJournal();
-    const turn = journal.submitTurn(journal.createSession({ backend: "claude" }).id, { prompt: "p" });
+    const turn = journal.turns.submitTurn(journal.sessions.createSession({ backend: "claude" }).id, {
+      prompt: "p",
+    });
     const seen: string[] = [];
-    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
-    journal.transition(turn.id, { phase: "spawning" });
-    journal.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
+    journal.events.subscribe(turn.id, () => seen.push(journal.maintenance.durability().synchronous));
+    journal.turns.transition(turn.id, { phase: "spawning" });
+    journal.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "123456" } });
     expect(seen).toEqual(["FULL", "FULL"]);
   });
 
@@ -87,24 +91,24 @@ describe("stream durability", () => {
     const { journal } = createTestJournal({ batch: { maxEvents: 256, maxDelayMs: 1000 } });
     const turn = runningTurn(journal);
     const seen: string[] = [];
-    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered before" }]);
+    journal.events.subscribe(turn.id, () => seen.push(journal.maintenance.durability().synchronous));
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "buffered before" }]);
 
-    const phase = journal.deferDurability(() => {
-      journal.appendEvents(turn.id, [{ type: "reasoning", text: "inside" }]);
-      journal.flush();
-      return journal.transition(turn.id, { phase: "interrupted" }).phase;
+    const phase = journal.maintenance.deferDurability(() => {
+      journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "inside" }]);
+      journal.events.flush();
+      return journal.turns.transition(turn.id, { phase: "interrupted" }).phase;
     });
     expect(phase).toBe("interrupted");
     expect(seen).toEqual(["FULL", "NORMAL", "NORMAL"]);
-    expect(journal.durability().synchronous).toBe("FULL");
+    expect(journal.maintenance.durability().synchronous).toBe("FULL");
 
     expect(() =>
-      journal.deferDurability(() => {
+      journal.maintenance.deferDurability(() => {
         throw new Error("work failed");
       }),
     ).toThrow("work failed");
-    expect(journal.durability().synchronous).toBe("FULL");
+    expect(journal.maintenance.durability().synchronous).toBe("FULL");
   });
 
   test("deferDurability on a NORMAL-stream journal: the buffered events before it commit NORMAL too", () => {
@@ -114,12 +118,12 @@ describe("stream durability", () => {
     });
     const turn = runningTurn(journal);
     const seen: string[] = [];
-    journal.subscribe(turn.id, () => seen.push(journal.durability().synchronous));
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered before" }]);
-    journal.deferDurability(() => journal.transition(turn.id, { phase: "completed" }));
+    journal.events.subscribe(turn.id, () => seen.push(journal.maintenance.durability().synchronous));
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "buffered before" }]);
+    journal.maintenance.deferDurability(() => journal.turns.transition(turn.id, { phase: "completed" }));
     // The end of a turn the daemon records this way: no fsync on its thread, for the events either.
     expect(seen).toEqual(["NORMAL", "NORMAL"]);
-    expect(journal.durability().synchronous).toBe("FULL");
+    expect(journal.maintenance.durability().synchronous).toBe("FULL");
   });
 
   test("streamSynchronous must be FULL or NORMAL", () => {

@@ -21,25 +21,25 @@ describe("admitToolCall: the effect is recorded before the tool may start", () =
   test("commits the tool.admitted event and the tool_started effect together, visible at once", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const admission = journal.admitToolCall(turn.id, bash);
+    const admission = journal.gate.admitToolCall(turn.id, bash);
     expect(admission).toMatchObject({ turnId: turn.id, ...bash, eventIndex: turn.eventCount });
-    expect(journal.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
-    expect(journal.readEvents(turn.id).at(-1)?.event).toEqual({
+    expect(journal.turns.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
+    expect(journal.events.readEvents(turn.id).at(-1)?.event).toEqual({
       type: "tool.admitted",
       toolId: "toolu_1",
       name: "Bash",
       inputPreview: '{"command":"echo hi"}',
     });
-    expect(journal.listToolAdmissions(turn.id)).toEqual([admission]);
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.gate.listToolAdmissions(turn.id)).toEqual([admission]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("flushes buffered stream events first, so the admission keeps its place after them", () => {
     const { journal } = createTestJournal({ batch: { maxEvents: 100, maxDelayMs: 10_000 } });
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "let me run it" }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "let me run it" }]);
     expect(eventTypes(journal, turn.id)).not.toContain("reasoning");
-    journal.admitToolCall(turn.id, bash);
+    journal.gate.admitToolCall(turn.id, bash);
     expect(eventTypes(journal, turn.id).slice(-2)).toEqual(["reasoning", "tool.admitted"]);
     expectContiguous(journal, turn.id);
   });
@@ -47,71 +47,71 @@ describe("admitToolCall: the effect is recorded before the tool may start", () =
   test("a reader on another connection sees the admission as soon as admitToolCall returns", () => {
     const { journal, path } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.admitToolCall(turn.id, bash);
+    journal.gate.admitToolCall(turn.id, bash);
     const other = openJournal({ path });
     try {
-      expect(other.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
-      expect(other.listToolAdmissions(turn.id).map((a) => a.toolCallId)).toEqual(["toolu_1"]);
+      expect(other.turns.getTurn(turn.id)?.effects).toEqual(["tool_started"]);
+      expect(other.gate.listToolAdmissions(turn.id).map((a) => a.toolCallId)).toEqual(["toolu_1"]);
     } finally {
-      other.close();
+      other.maintenance.close();
     }
   });
 
   test("an effect-free tool is recorded without an effect: a turn that only read is replayed", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.admitToolCall(turn.id, read);
-    journal.appendEvents(turn.id, [
+    journal.gate.admitToolCall(turn.id, read);
+    journal.events.appendEvents(turn.id, [
       { type: "tool.started", toolId: "toolu_r", name: "Read", input: { file_path: "/x" }, effectFree: true },
     ]);
-    expect(journal.getTurn(turn.id)?.effects).toEqual([]);
-    expect(planRecovery([journal.getTurn(turn.id)!])[0]).toMatchObject({ action: "replay" });
-    journal.admitToolCall(turn.id, bash);
-    expect(planRecovery([journal.getTurn(turn.id)!])[0]).toMatchObject({
+    expect(journal.turns.getTurn(turn.id)?.effects).toEqual([]);
+    expect(planRecovery([journal.turns.getTurn(turn.id)!])[0]).toMatchObject({ action: "replay" });
+    journal.gate.admitToolCall(turn.id, bash);
+    expect(planRecovery([journal.turns.getTurn(turn.id)!])[0]).toMatchObject({
       action: "interrupt",
       reason: "has_effects",
     });
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 
   test("recovery interrupts a turn whose only record is an admitted call", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.admitToolCall(turn.id, bash);
+    journal.gate.admitToolCall(turn.id, bash);
     const [outcome] = recoverJournal(journal);
     expect(outcome?.decision).toMatchObject({ action: "interrupt", reason: "has_effects" });
-    expect(journal.getTurn(turn.id)?.phase).toBe("interrupted");
-    expect(journal.listTurns(turn.sessionId)).toHaveLength(1);
+    expect(journal.turns.getTurn(turn.id)?.phase).toBe("interrupted");
+    expect(journal.turns.listTurns(turn.sessionId)).toHaveLength(1);
   });
 
   test("admitting the same call again returns its first record and writes nothing", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    const first = journal.admitToolCall(turn.id, bash);
-    const count = journal.getTurn(turn.id)!.eventCount;
-    expect(journal.admitToolCall(turn.id, { ...bash, inputPreview: "other" })).toEqual(first);
-    expect(journal.getTurn(turn.id)!.eventCount).toBe(count);
+    const first = journal.gate.admitToolCall(turn.id, bash);
+    const count = journal.turns.getTurn(turn.id)!.eventCount;
+    expect(journal.gate.admitToolCall(turn.id, { ...bash, inputPreview: "other" })).toEqual(first);
+    expect(journal.turns.getTurn(turn.id)!.eventCount).toBe(count);
   });
 
   test("admits while awaiting a secret (another call of the turn may run), refuses ended and unspawned turns", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    journal.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "?" });
-    expect(journal.admitToolCall(turn.id, bash).toolCallId).toBe("toolu_1");
+    journal.secrets.requestSecret(turn.id, { toolCallKey: "k", name: "TOKEN", prompt: "?" });
+    expect(journal.gate.admitToolCall(turn.id, bash).toolCallId).toBe("toolu_1");
 
-    const session = journal.createSession({ backend: "codex" });
-    const accepted = journal.submitTurn(session.id, { prompt: "p" });
-    expect(() => journal.admitToolCall(accepted.id, bash)).toThrow(
+    const session = journal.sessions.createSession({ backend: "codex" });
+    const accepted = journal.turns.submitTurn(session.id, { prompt: "p" });
+    expect(() => journal.gate.admitToolCall(accepted.id, bash)).toThrow(
       expect.objectContaining({ code: "not_accepting_events", message: expect.stringContaining("accepted") }),
     );
-    journal.transition(accepted.id, { phase: "cancelled" });
-    expect(() => journal.admitToolCall(accepted.id, bash)).toThrow(
+    journal.turns.transition(accepted.id, { phase: "cancelled" });
+    expect(() => journal.gate.admitToolCall(accepted.id, bash)).toThrow(
       expect.objectContaining({
         code: "not_accepting_events",
         message: expect.stringContaining("cancelled"),
       }),
     );
-    expect(() => journal.admitToolCall("nope", bash)).toThrow(
+    expect(() => journal.gate.admitToolCall("nope", bash)).toThrow(
       expect.objectContaining({ code: "turn_not_found" }),
     );
   });
@@ -119,13 +119,13 @@ describe("admitToolCall: the effect is recorded before the tool may start", () =
   test("bad input names the field", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);
-    expect(() => journal.admitToolCall(turn.id, { ...bash, toolCallId: "" })).toThrow(
+    expect(() => journal.gate.admitToolCall(turn.id, { ...bash, toolCallId: "" })).toThrow(
       expect.objectContaining({
         code: "invalid_input",
         message: expect.stringContaining("admission.toolCallId"),
       }),
     );
-    expect(() => journal.admitToolCall(turn.id, { ...bash, inputPreview: "x".repeat(2_001) })).toThrow(
+    expect(() => journal.gate.admitToolCall(turn.id, { ...bash, inputPreview: "x".repeat(2_001) })).toThrow(
       expect.objectContaining({ message: expect.stringContaining("admission.inputPreview") }),
     );
   });
@@ -133,9 +133,9 @@ describe("admitToolCall: the effect is recorded before the tool may start", () =
   test("on a NORMAL journal the admission still commits, and the connection goes back to NORMAL", () => {
     const { journal } = createTestJournal({ synchronous: "NORMAL" });
     const turn = runningTurn(journal);
-    journal.admitToolCall(turn.id, bash);
-    expect(journal.durability().synchronous).toBe("NORMAL");
-    expect(journal.listToolAdmissions(turn.id)).toHaveLength(1);
+    journal.gate.admitToolCall(turn.id, bash);
+    expect(journal.maintenance.durability().synchronous).toBe("NORMAL");
+    expect(journal.gate.listToolAdmissions(turn.id)).toHaveLength(1);
   });
 });
 
@@ -147,10 +147,10 @@ describe("the store refuses gate records that break its invariants", () => {
   test("a gate record for an ended turn, without its event, or with an effect the turn does not record", () => {
     const { journal, path } = createTestJournal();
     const live = runningTurn(journal);
-    const admission = journal.admitToolCall(live.id, bash);
+    const admission = journal.gate.admitToolCall(live.id, bash);
     const ended = runningTurn(journal);
-    const endedAdmission = journal.admitToolCall(ended.id, bash);
-    journal.transition(ended.id, { phase: "completed" });
+    const endedAdmission = journal.gate.admitToolCall(ended.id, bash);
+    journal.turns.transition(ended.id, { phase: "completed" });
     const db = rawOf(path);
     const insert = db.prepare(
       `INSERT INTO tool_gates (turn_id, tool_call_id, tool_name, effect_free, event_idx, admitted_at)
@@ -201,7 +201,7 @@ describe("the store refuses gate records that break its invariants", () => {
     } finally {
       db.close();
     }
-    expect(journal.checkConsistency().map((problem) => problem.kind)).toContain("gate_mismatch");
+    expect(journal.maintenance.checkConsistency().map((problem) => problem.kind)).toContain("gate_mismatch");
   });
 });
 
@@ -209,9 +209,9 @@ test("a version 2 journal migrates to gate records and keeps its turns", () => {
   const path = oldJournal(2);
   const journal = openJournal({ path });
   try {
-    expect(journal.admitToolCall("t1", bash).eventIndex).toBe(3);
-    expect(journal.checkConsistency()).toEqual([]);
+    expect(journal.gate.admitToolCall("t1", bash).eventIndex).toBe(3);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
 });

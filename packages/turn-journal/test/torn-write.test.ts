@@ -75,14 +75,14 @@ describe("SIGKILL during a burst of events", () => {
 
       const journal = openJournal({ path });
       try {
-        expect(journal.checkConsistency()).toEqual([]);
-        for (const session of journal.listSessions()) {
-          const turns = journal.listTurns(session.id);
+        expect(journal.maintenance.checkConsistency()).toEqual([]);
+        for (const session of journal.sessions.listSessions()) {
+          const turns = journal.turns.listTurns(session.id);
           expect(
             turns.filter((turn) => turn.phase !== "queued" && !isTerminalTurnPhase(turn.phase)).length,
           ).toBeLessThanOrEqual(1);
           for (const turn of turns) {
-            const events = journal.readEvents(turn.id, 0, 100_000);
+            const events = journal.events.readEvents(turn.id, 0, 100_000);
             expect(events.map((envelope) => envelope.index)).toEqual(events.map((_, position) => position));
             const lastPhase = events.findLast(
               (e) => e.event.type === "phase" || e.event.type === "terminal",
@@ -96,13 +96,13 @@ describe("SIGKILL during a burst of events", () => {
         }
         // Nothing the writer saw committed is gone.
         for (const [turnId, count] of committed) {
-          expect(journal.getTurn(turnId)?.eventCount).toBeGreaterThanOrEqual(count);
+          expect(journal.turns.getTurn(turnId)?.eventCount).toBeGreaterThanOrEqual(count);
         }
-        expect(journal.listNonTerminalTurns().length).toBeGreaterThan(0);
+        expect(journal.turns.listNonTerminalTurns().length).toBeGreaterThan(0);
         recoverJournal(journal);
-        expect(journal.checkConsistency()).toEqual([]);
+        expect(journal.maintenance.checkConsistency()).toEqual([]);
       } finally {
-        journal.close();
+        journal.maintenance.close();
       }
     },
     60_000,

@@ -41,7 +41,7 @@ const turnOfTheLoop = () => new Promise((resolve) => setImmediate(resolve));
 function journalAt(): { journal: TurnJournal; path: string } {
   const path = join(tempDir(), "journal.sqlite");
   const journal = openJournal({ path });
-  journal.deferDurability(() => journal.createSession({ backend: "claude" }));
+  journal.maintenance.deferDurability(() => journal.sessions.createSession({ backend: "claude" }));
   return { journal, path };
 }
 
@@ -72,7 +72,7 @@ describe("WalSync: group commit off the event loop", () => {
     await walSync.sync();
     expect(synced).toEqual([`fdatasync ${path}-wal`, `fsync ${dirname(path)}`, `fdatasync ${path}-wal`]);
     walSync.close();
-    journal.close();
+    journal.maintenance.close();
   });
 
   test("calls made while one runs wait for the next one, which they all share", async () => {
@@ -95,7 +95,7 @@ describe("WalSync: group commit off the event loop", () => {
     await Promise.all(later);
     expect(held.calls).toHaveLength(2);
     walSync.close();
-    journal.close();
+    journal.maintenance.close();
   });
 
   test("a failed fsync fails the calls it answered for; the next call fsyncs again", async () => {
@@ -112,7 +112,7 @@ describe("WalSync: group commit off the event loop", () => {
     held.calls[1]!.finish();
     await expect(retried).resolves.toBeUndefined();
     walSync.close();
-    journal.close();
+    journal.maintenance.close();
   });
 
   test("closed: nothing starts after; the running fsync returns, then its descriptor closes", async () => {
@@ -131,7 +131,7 @@ describe("WalSync: group commit off the event loop", () => {
     await expect(walSync.sync()).rejects.toThrow(/is closed/);
     expect(held.calls).toHaveLength(1);
     expect(fileOf(fd)).not.toBe(`${path}-wal`);
-    journal.close();
+    journal.maintenance.close();
   });
 });
 
@@ -139,20 +139,20 @@ describe("journal.sync", () => {
   test("commits the buffered events first, then resolves", async () => {
     const { journal, path } = createTestJournal({ batch: { maxEvents: 256, maxDelayMs: 60_000 } });
     const turn = runningTurn(journal);
-    journal.appendEvents(turn.id, [{ type: "reasoning", text: "buffered" }]);
+    journal.events.appendEvents(turn.id, [{ type: "reasoning", text: "buffered" }]);
     const other = openSqlite(path, { readonly: true });
     const committed = () =>
       other.prepare("SELECT count(*) FROM turn_events WHERE turn_id = ?").pluck().get(turn.id) as number;
     const before = committed();
-    await journal.sync();
+    await journal.maintenance.sync();
     expect(committed()).toBe(before + 1);
     other.close();
-    journal.close();
+    journal.maintenance.close();
   });
 
   test("after close it rejects", async () => {
     const { journal } = createTestJournal();
-    journal.close();
-    await expect(journal.sync()).rejects.toThrow(/is closed/);
+    journal.maintenance.close();
+    await expect(journal.maintenance.sync()).rejects.toThrow(/is closed/);
   });
 });

@@ -27,7 +27,7 @@ import { CliStartSlots, defaultCliStarts } from "./cli-start-slots.js";
 import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createDecisionActors } from "./http/decision-actor.js";
-import { maskingJournal } from "./masking-journal.js";
+import { journalMasking } from "./journal-masking.js";
 import { createPeerProcessLookup } from "./peer-process.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
@@ -134,6 +134,9 @@ async function startLocked(
       logger.warn("CLI spawner exited; the next turn starts a new one", { code, signal }),
   });
   cleanups.push(() => spawner.close());
+  // Every event is masked on the journal's one write path: no submitted secret reaches the journal, a
+  // stream or the UI, whichever side wrote it.
+  const mask = new SecretMask();
   const journal: TurnJournal = openJournal({
     path: join(stateDir, journalFileName),
     // A follower sees a stream event once the turn of the loop that read it has run its I/O, not after
@@ -143,9 +146,10 @@ async function startLocked(
     streamSynchronous: "NORMAL",
     // A checkpoint copies pages and fsyncs the database file: a worker thread does it, not the loop.
     checkpoint: "worker",
+    transform: journalMasking(mask),
     onError: (error) => logger.error("journal background error", { error: String(error) }),
   });
-  cleanups.push(() => journal.close());
+  cleanups.push(() => journal.maintenance.close());
 
   const previous = readPreviousDaemonFile(join(stateDir, daemonFileName));
   const runtime = resolveRuntimeDir(stateDir, env);
@@ -167,16 +171,13 @@ async function startLocked(
   const trace = options.trace ?? diagnosticsTrace();
   const recovery = await recoverTurns(journal, logger, { trace });
   // FULL: its fsync also makes recovery's commits durable, before any turn runs.
-  const generation = journal.bumpGeneration();
+  const generation = journal.maintenance.bumpGeneration();
 
   const sessions = new SessionStore(stateDir);
   let coordinator: TurnCoordinator | undefined;
-  // The turn side writes through the mask: no submitted secret reaches the journal, a stream or the UI.
-  const mask = new SecretMask();
-  const turnJournal = maskingJournal(journal, mask);
-  const secrets = new SecretBroker(turnJournal, vault, (turn) => coordinator?.kick(turn.sessionId), mask);
+  const secrets = new SecretBroker(journal, vault, (turn) => coordinator?.kick(turn.sessionId), mask);
   const permissions = new PermissionBroker({
-    journal: turnJournal,
+    journal,
     rulesOf: (sessionId) => sessionRulesOf(sessionId, sessions, journal),
     timeoutOf: (sessionId) => sessions.options(sessionId).permissionTimeoutMs,
     startRetry: (turn) => coordinator?.kick(turn.sessionId),
@@ -190,7 +191,7 @@ async function startLocked(
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes, { singleUse: true });
   const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
-    journal: turnJournal,
+    journal,
     effectFreeToolsOf: (turnId) => coordinator?.effectFreeToolsOf(turnId),
     trace,
     logger,
@@ -217,7 +218,7 @@ async function startLocked(
   const gateDeadlineMs = settings.gateTimeoutMs;
 
   coordinator = new TurnCoordinator({
-    journal: turnJournal,
+    journal,
     sessions,
     secrets,
     permissions,

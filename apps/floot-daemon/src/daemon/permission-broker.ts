@@ -7,7 +7,7 @@ import {
   permissionInputShownBytes,
   type TurnRecord,
 } from "@bridgeworks/protocol";
-import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
+import { JournalError, type JournalPermissions, type JournalTurns } from "@bridgeworks/turn-journal";
 import { digestShown } from "../shown-digest.js";
 import { digestInput, ruleAllows, shownInput, suggestRule } from "./permission-rules.js";
 import type { TurnContext } from "./secret-broker.js";
@@ -20,8 +20,22 @@ export interface PermissionCall {
   input: Record<string, unknown>;
 }
 
+/** What the broker uses of the journal: the requests, and a retry for a decision its turn did not live to get. */
+export interface PermissionBrokerJournal {
+  permissions: Pick<
+    JournalPermissions,
+    | "requestPermission"
+    | "decidePermissionRequest"
+    | "applyPermissionDecision"
+    | "expirePermissionRequest"
+    | "findUnappliedPermissionDecision"
+    | "getPermissionRequest"
+  >;
+  turns: Pick<JournalTurns, "retryTurn">;
+}
+
 export interface PermissionBrokerOptions {
-  journal: TurnJournal;
+  journal: PermissionBrokerJournal;
   /** The session's rules in force: its `allowedTools` and the rules "allow for this session" added. */
   rulesOf(sessionId: string): string[];
   /** How long a request may wait for a human; undefined waits indefinitely. */
@@ -96,7 +110,11 @@ export class PermissionBroker {
     // A rule added by "allow for this session" during this turn: Claude Code read its rules at start.
     if (rules.some((rule) => ruleAllows(rule, toolName, input))) return allow(input);
     const inputDigest = digestInput(input);
-    const carried = journal.findUnappliedPermissionDecision(context.sessionId, toolName, inputDigest);
+    const carried = journal.permissions.findUnappliedPermissionDecision(
+      context.sessionId,
+      toolName,
+      inputDigest,
+    );
     if (carried) return this.#apply(carried, context.turnId, input);
     const shown = shownInput(toolName, input);
     const shownBytes = Buffer.byteLength(shown, "utf8");
@@ -107,7 +125,7 @@ export class PermissionBroker {
       };
     }
     const suggestedRule = suggestRule(toolName, input);
-    const request = journal.requestPermission(context.turnId, {
+    const request = journal.permissions.requestPermission(context.turnId, {
       toolCallKey: call.toolCallKey,
       toolName,
       inputSummary: shown,
@@ -143,7 +161,7 @@ export class PermissionBroker {
     shownDigest: string,
   ): DecidePermissionResponse {
     const { journal } = this.#options;
-    const request = journal.getPermissionRequest(requestId);
+    const request = journal.permissions.getPermissionRequest(requestId);
     if (!request) {
       throw new JournalError(
         "permission_request_not_found",
@@ -158,9 +176,9 @@ export class PermissionBroker {
       );
     }
     const complete = withSessionRule(decision, request);
-    const decided = journal.decidePermissionRequest(requestId, complete, by);
+    const decided = journal.permissions.decidePermissionRequest(requestId, complete, by);
     if (request.status === "orphaned") {
-      const retry = journal.retryTurn(request.turnId);
+      const retry = journal.turns.retryTurn(request.turnId);
       this.#options.startRetry(retry);
       return { request: decided, deliveredTo: "retry", retryTurnId: retry.id };
     }
@@ -168,7 +186,7 @@ export class PermissionBroker {
     // Without a waiter the call is gone but its turn lives: the same call asking again takes it.
     if (!waiter) return { request: decided, deliveredTo: "call" };
     waiter.resolve(this.#apply(decided, waiter.turnId, waiter.input));
-    return { request: journal.getPermissionRequest(requestId)!, deliveredTo: "call" };
+    return { request: journal.permissions.getPermissionRequest(requestId)!, deliveredTo: "call" };
   }
 
   /** `request` as the API shows it: with `expiresAt` while a call waits on it under a timeout. */
@@ -188,7 +206,7 @@ export class PermissionBroker {
   }
 
   #apply(request: PermissionRequest, turnId: string, input: Record<string, unknown>): PermissionPromptAnswer {
-    const applied = this.#options.journal.applyPermissionDecision(request.id, turnId);
+    const applied = this.#options.journal.permissions.applyPermissionDecision(request.id, turnId);
     const decision = applied.decision!;
     if (decision.behavior === "allow") return allow(input);
     return { behavior: "deny", message: decision.message ?? deniedByDefault };
@@ -220,7 +238,7 @@ export class PermissionBroker {
       if (timeoutMs !== undefined) {
         const handle = setTimer(() => {
           try {
-            this.#options.journal.expirePermissionRequest(request.id);
+            this.#options.journal.permissions.expirePermissionRequest(request.id);
           } catch {
             // The turn ended meanwhile: its requests were closed with it; the call is denied all the same.
           }

@@ -3,10 +3,12 @@ import type { CliProcess } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import {
   applyRecovery,
+  type JournalGate,
+  type JournalMaintenance,
   planRecovery,
   type RecoveryDecision,
+  type RecoveryJournal,
   type RecoveryOutcome,
-  type TurnJournal,
 } from "@bridgeworks/turn-journal";
 import { noTrace, type Trace } from "./trace.js";
 
@@ -21,6 +23,12 @@ export interface FencedProcess {
 export interface RecoveryReport {
   outcomes: RecoveryOutcome[];
   fenced: FencedProcess[];
+}
+
+/** What start-up recovery uses of the journal: the turns it decides on, their admissions, and deferred commits. */
+export interface TurnRecoveryJournal extends RecoveryJournal {
+  gate: Pick<JournalGate, "listToolAdmissions">;
+  maintenance: Pick<JournalMaintenance, "deferDurability">;
 }
 
 export interface RecoveryDeps {
@@ -42,13 +50,13 @@ export interface RecoveryDeps {
  * recover the same turns again.
  */
 export async function recoverTurns(
-  journal: TurnJournal,
+  journal: TurnRecoveryJournal,
   logger: Logger,
   deps: RecoveryDeps = {},
 ): Promise<RecoveryReport> {
   const fence = deps.fence ?? ((process) => fenceProcess(process));
   const findByMarker = deps.findProcessesBySpawnMarker ?? findProcessesBySpawnMarker;
-  const unfinished = journal.listNonTerminalTurns();
+  const unfinished = journal.turns.listNonTerminalTurns();
   const fenced: FencedProcess[] = [];
   const fenceOne = async (turnId: string, process: CliProcess, foundBy: FencedProcess["foundBy"]) => {
     const outcome = await fence(process);
@@ -77,12 +85,14 @@ export async function recoverTurns(
   }
   const trace = deps.trace ?? noTrace;
   trace("recovery:fenced", { turns: unfinished.length, fenced: fenced.length });
-  const outcomes = journal.deferDurability(() => applyPlan(journal, planRecovery(unfinished), logger, trace));
+  const outcomes = journal.maintenance.deferDurability(() =>
+    applyPlan(journal, planRecovery(unfinished), logger, trace),
+  );
   return { outcomes, fenced };
 }
 
 function applyPlan(
-  journal: TurnJournal,
+  journal: TurnRecoveryJournal,
   plan: readonly RecoveryDecision[],
   logger: Logger,
   trace: Trace,
@@ -95,7 +105,7 @@ function applyPlan(
     const { decision, turn } = outcome;
     if (decision.action === "keep") continue;
     trace("recovery:applied", { turnId: decision.turn.id, action: decision.action });
-    const admitted = journal
+    const admitted = journal.gate
       .listToolAdmissions(decision.turn.id)
       .filter((admission) => !admission.effectFree);
     logger.info("recovered a turn", {

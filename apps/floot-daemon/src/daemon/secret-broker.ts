@@ -6,7 +6,7 @@ import {
   secretValueProblem,
   type TurnRecord,
 } from "@bridgeworks/protocol";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { JournalSecrets, JournalTurns } from "@bridgeworks/turn-journal";
 import type { SecretMask } from "./secret-mask.js";
 import type { Credential, SecretVault } from "./secret-vault.js";
 
@@ -30,6 +30,12 @@ export class SecretBrokerError extends Error {
   }
 }
 
+/** What the broker uses of the journal: the requests, and a retry for an answer its turn did not live to get. */
+export interface SecretBrokerJournal {
+  secrets: Pick<JournalSecrets, "requestSecret" | "resolveSecretRequest" | "getSecretRequest">;
+  turns: Pick<JournalTurns, "retryTurn">;
+}
+
 interface Waiter {
   context: TurnContext;
   request: SecretRequest;
@@ -42,14 +48,14 @@ interface Waiter {
  * starts the turn's explicit retry, which gets fresh credential material when it asks again.
  */
 export class SecretBroker {
-  readonly #journal: TurnJournal;
+  readonly #journal: SecretBrokerJournal;
   readonly #vault: SecretVault;
   readonly #startRetry: (turn: TurnRecord) => void;
   readonly #waiters = new Map<string, Waiter>();
   readonly #mask: SecretMask | undefined;
 
   constructor(
-    journal: TurnJournal,
+    journal: SecretBrokerJournal,
     vault: SecretVault,
     startRetry: (turn: TurnRecord) => void,
     mask?: SecretMask,
@@ -61,11 +67,11 @@ export class SecretBroker {
   }
 
   async ask(context: TurnContext, draft: SecretRequestDraft, signal: AbortSignal): Promise<SecretAnswer> {
-    const request = this.#journal.requestSecret(context.turnId, draft);
+    const request = this.#journal.secrets.requestSecret(context.turnId, draft);
     const held = this.#vault.take(context.sessionId, draft.name);
     if (held !== undefined && request.status === "pending") {
       const credential = this.#vault.materialize(context.turnId, draft.name, held);
-      this.#journal.resolveSecretRequest(request.id, "submitted");
+      this.#journal.secrets.resolveSecretRequest(request.id, "submitted");
       return { kind: "provided", credential };
     }
     if (request.status !== "pending") {
@@ -96,7 +102,7 @@ export class SecretBroker {
    * request stays as it was.
    */
   submit(requestId: string, value: string, by: DecisionActor): SubmitSecretResponse {
-    const request = this.#journal.getSecretRequest(requestId);
+    const request = this.#journal.secrets.getSecretRequest(requestId);
     if (!request) {
       throw new SecretBrokerError("secret_request_not_found", `secret request ${requestId} does not exist`);
     }
@@ -106,7 +112,7 @@ export class SecretBroker {
       this.#mask?.register(request.name, value);
     if (request.status === "pending") {
       const waiter = this.#waiters.get(requestId);
-      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted", by);
+      const resolved = this.#journal.secrets.resolveSecretRequest(requestId, "submitted", by);
       if (waiter) {
         const credential = this.#vault.materialize(waiter.context.turnId, request.name, value);
         waiter.resolve({ kind: "provided", credential });
@@ -117,9 +123,9 @@ export class SecretBroker {
       return { request: resolved, deliveredTo: "call" };
     }
     if (request.status === "orphaned") {
-      const resolved = this.#journal.resolveSecretRequest(requestId, "submitted", by);
+      const resolved = this.#journal.secrets.resolveSecretRequest(requestId, "submitted", by);
       this.#vault.hold(request.sessionId, request.name, value);
-      const retry = this.#journal.retryTurn(request.turnId);
+      const retry = this.#journal.turns.retryTurn(request.turnId);
       this.#startRetry(retry);
       return { request: resolved, deliveredTo: "retry", retryTurnId: retry.id };
     }

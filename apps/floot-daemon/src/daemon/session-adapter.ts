@@ -1,14 +1,21 @@
 import { join } from "node:path";
 import { type BackendAdapter, createClaudeAdapter, createCodexAdapter } from "@bridgeworks/backend-adapters";
 import type { SessionRecord } from "@bridgeworks/protocol";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { JournalPermissions } from "@bridgeworks/turn-journal";
 import { backendCommandOf, installHintOf } from "./backend-status.js";
 import { claudeReadsAsFlootDoes } from "./claude-rule-syntax.js";
 import type { SessionStore } from "./session-store.js";
 
 /** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
-export function sessionRulesOf(sessionId: string, sessions: SessionStore, journal: TurnJournal): string[] {
-  return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
+export function sessionRulesOf(
+  sessionId: string,
+  sessions: SessionStore,
+  journal: { permissions: Pick<JournalPermissions, "listSessionRules"> },
+): string[] {
+  return [
+    ...(sessions.options(sessionId).allowedTools ?? []),
+    ...journal.permissions.listSessionRules(sessionId),
+  ];
 }
 
 /**

@@ -1,12 +1,12 @@
 import type { SocketRequestHandler } from "@bridgeworks/control-channel";
 import { describeIssues, type ToolGateAnswer, ToolGateRequest } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { JournalGate } from "@bridgeworks/turn-journal";
 import type { TurnContext } from "./secret-broker.js";
 import type { Trace } from "./trace.js";
 
 export interface ToolGateOptions {
-  journal: TurnJournal;
+  journal: { gate: Pick<JournalGate, "admitToolCall"> };
   /** The tools the turn's session declared effect-free; undefined when the turn does not run here. */
   effectFreeToolsOf(turnId: string): ReadonlySet<string> | undefined;
   trace: Trace;
@@ -30,7 +30,7 @@ export function createToolGate(options: ToolGateOptions): SocketRequestHandler<T
     const effectFree = options.effectFreeToolsOf(context.turnId);
     if (effectFree === undefined) return deny(`turn ${context.turnId} is not running in this daemon`);
     try {
-      journal.admitToolCall(context.turnId, {
+      journal.gate.admitToolCall(context.turnId, {
         toolCallId,
         toolName,
         inputPreview,

@@ -12,7 +12,7 @@ import {
   type TurnRecord,
 } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
-import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
+import { JournalError, type JournalMaintenance, type JournalTurns } from "@bridgeworks/turn-journal";
 import type { CliStartSlots } from "./cli-start-slots.js";
 import type { PermissionBroker } from "./permission-broker.js";
 import type { SecretBroker } from "./secret-broker.js";
@@ -20,12 +20,21 @@ import type { SessionStore } from "./session-store.js";
 import { noTrace, type Trace } from "./trace.js";
 import { hiddenPathOf } from "./turn-confinement.js";
 import type { LiveTurnProcess } from "./turn-membership.js";
-import { type TurnMounts, TurnRun } from "./turn-run.js";
+import { type TurnMounts, TurnRun, type TurnRunJournal } from "./turn-run.js";
 
 export type { TurnMount, TurnMounts } from "./turn-run.js";
 
+/** What the coordinator uses of the journal: the turn side, and the group commit its turns' ends share. */
+export interface CoordinatorJournal extends TurnRunJournal {
+  turns: Pick<
+    JournalTurns,
+    "getTurn" | "promoteNextTurn" | "replayTurn" | "transition" | "conversationEstablished"
+  >;
+  maintenance: Pick<JournalMaintenance, "deferDurability" | "sync">;
+}
+
 export interface TurnCoordinatorOptions {
-  journal: TurnJournal;
+  journal: CoordinatorJournal;
   sessions: SessionStore;
   secrets: SecretBroker;
   permissions: PermissionBroker;
@@ -74,10 +83,10 @@ export class TurnCoordinator {
   kick(sessionId: string): void {
     if (this.#stopping) return;
     const { journal } = this.#options;
-    const session = journal.getSession(sessionId);
+    const session = journal.sessions.getSession(sessionId);
     if (!session) return;
-    let turn = session.activeTurnId !== undefined ? journal.getTurn(session.activeTurnId) : undefined;
-    if (!turn) turn = journal.promoteNextTurn(sessionId);
+    let turn = session.activeTurnId !== undefined ? journal.turns.getTurn(session.activeTurnId) : undefined;
+    if (!turn) turn = journal.turns.promoteNextTurn(sessionId);
     if (turn?.phase !== "accepted" || this.#live.has(turn.id)) return;
     const run = new TurnRun(turn, {
       ...this.#options,
@@ -123,7 +132,7 @@ export class TurnCoordinator {
   /** Cancels a queued, accepted or running turn; a running CLI's process group is ended first. */
   async cancel(turnId: string): Promise<TurnRecord> {
     const { journal } = this.#options;
-    const turn = journal.getTurn(turnId);
+    const turn = journal.turns.getTurn(turnId);
     if (!turn) throw new JournalError("turn_not_found", `turn ${turnId} does not exist`);
     if (isTerminalTurnPhase(turn.phase)) {
       throw new JournalError("invalid_transition", `turn ${turnId} is ${turn.phase}; it has ended`);
@@ -135,9 +144,9 @@ export class TurnCoordinator {
       // A stopped CLI's end is recorded once its exit is read.
       if (live.run.state.kind === "cancelling") await live.done;
       await this.#durable(turnId);
-      return journal.getTurn(turnId)!;
+      return journal.turns.getTurn(turnId)!;
     }
-    const cancelled = journal.transition(turnId, {
+    const cancelled = journal.turns.transition(turnId, {
       phase: "cancelled",
       error: { code: "cancelled", message: "cancelled by the user" },
     });
@@ -177,7 +186,7 @@ export class TurnCoordinator {
   #end(turnId: string, outcome: TurnOutcome): void {
     const { journal, logger } = this.#options;
     try {
-      journal.deferDurability(() => this.#record(turnId, outcome));
+      journal.maintenance.deferDurability(() => this.#record(turnId, outcome));
     } catch (error) {
       logger.error("turn end not recorded", { turn: turnId, error: describeError(error) });
     }
@@ -185,7 +194,7 @@ export class TurnCoordinator {
 
   async #durable(turnId: string): Promise<void> {
     try {
-      await this.#options.journal.sync();
+      await this.#options.journal.maintenance.sync();
     } catch (error) {
       this.#options.logger.error("turn end not synced to disk", {
         turn: turnId,
@@ -196,7 +205,7 @@ export class TurnCoordinator {
 
   #record(turnId: string, outcome: TurnOutcome): void {
     const { journal, logger } = this.#options;
-    const turn = journal.getTurn(turnId);
+    const turn = journal.turns.getTurn(turnId);
     if (!turn || !isActiveTurnPhase(turn.phase)) return;
     // A bridge that was unusable before the turn did anything: safe to run the turn once more.
     if (
@@ -205,23 +214,23 @@ export class TurnCoordinator {
       turn.effects.length === 0 &&
       turn.attempt < 2
     ) {
-      const replay = journal.replayTurn(turnId, outcome.error);
+      const replay = journal.turns.replayTurn(turnId, outcome.error);
       logger.warn("turn replayed after an unusable bridge", { turn: turnId, replay: replay.id });
       return;
     }
     if (outcome.phase === "failed") {
-      journal.transition(turnId, {
+      journal.turns.transition(turnId, {
         phase: "failed",
         cause: { type: "error", code: outcome.error.code, message: outcome.error.message },
         error: outcome.error,
       });
     } else if (outcome.phase === "cancelled") {
-      journal.transition(turnId, {
+      journal.turns.transition(turnId, {
         phase: "cancelled",
         error: { code: "cancelled", message: "cancelled by the user" },
       });
     } else {
-      journal.transition(turnId, { phase: "completed" });
+      journal.turns.transition(turnId, { phase: "completed" });
     }
     logger.info("turn ended", { turn: turnId, phase: outcome.phase });
   }

@@ -13,7 +13,7 @@ import {
 } from "@bridgeworks/backend-adapters";
 import type { SessionRecord, TurnError, TurnRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { JournalEvents, JournalSessions, JournalTurns } from "@bridgeworks/turn-journal";
 import type { CliStartSlots, StartSlot } from "./cli-start-slots.js";
 import { effectFreeToolsOf, markEffectFree } from "./effect-free-tools.js";
 import { makeDirectories } from "./make-directories.js";
@@ -37,9 +37,16 @@ export interface TurnMounts {
   mount(context: TurnContext): TurnMount;
 }
 
+/** What a turn's run uses of the journal: its session, its phases and its CLI's stream. */
+export interface TurnRunJournal {
+  sessions: Pick<JournalSessions, "getSession">;
+  turns: Pick<JournalTurns, "transition" | "conversationEstablished">;
+  events: Pick<JournalEvents, "appendEvents">;
+}
+
 /** What one turn's run needs from the daemon. */
 export interface TurnRunDeps {
-  journal: TurnJournal;
+  journal: TurnRunJournal;
   sessions: SessionStore;
   mounts: TurnMounts;
   adapterFor(session: SessionRecord): BackendAdapter;
@@ -110,7 +117,7 @@ export class TurnRun {
     let mount: TurnMount | undefined;
     let slot: StartSlot | undefined;
     try {
-      const session = journal.getSession(this.turn.sessionId)!;
+      const session = journal.sessions.getSession(this.turn.sessionId)!;
       this.effectFreeTools = new Set(
         effectFreeToolsOf(session.backend, this.#deps.sessions.options(session.id)),
       );
@@ -172,7 +179,7 @@ export class TurnRun {
     // lets the next start find the CLI should this daemon die before its pid is journaled.
     const spawnMarker = mintSpawnMarker();
     this.spawnMarker = spawnMarker;
-    journal.transition(turn.id, {
+    journal.turns.transition(turn.id, {
       phase: "spawning",
       spawnMarker,
       ...(prepared.conversationId !== undefined && { conversationId: prepared.conversationId }),
@@ -184,12 +191,12 @@ export class TurnRun {
       {
         onSpawned: (identity) => {
           trace("turn:spawned", { turnId: turn.id, pid: identity.pid });
-          journal.transition(turn.id, { phase: "running", process: identity });
+          journal.turns.transition(turn.id, { phase: "running", process: identity });
           trace("turn:running", { turnId: turn.id, pid: identity.pid });
         },
         onEvent: (event) => {
           firstEvent();
-          journal.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
+          journal.events.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
           trace("turn:event", { turnId: turn.id, type: event.type });
         },
       },
@@ -220,7 +227,7 @@ export class TurnRun {
   #conversationOf(session: SessionRecord): { conversation?: ConversationRef } {
     const id = session.conversationId;
     if (id === undefined) return {};
-    const established = this.#deps.journal.conversationEstablished(session.id, id, this.turn.id);
+    const established = this.#deps.journal.turns.conversationEstablished(session.id, id, this.turn.id);
     return { conversation: { id, established } };
   }
 }

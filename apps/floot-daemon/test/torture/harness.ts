@@ -541,17 +541,17 @@ interface JournalView {
 function readJournal(world: FlootWorld, sessionId: string): JournalView {
   const journal = openJournal({ path: join(world.stateDir, journalFileName) });
   try {
-    const turns = journal.listTurns(sessionId);
+    const turns = journal.turns.listTurns(sessionId);
     return {
-      problems: journal.checkConsistency().map((problem) => JSON.stringify(problem)),
-      events: new Map(turns.map((turn) => [turn.id, journal.readEvents(turn.id, 0, 100_000)])),
+      problems: journal.maintenance.checkConsistency().map((problem) => JSON.stringify(problem)),
+      events: new Map(turns.map((turn) => [turn.id, journal.events.readEvents(turn.id, 0, 100_000)])),
       admitted: turns
-        .flatMap((turn) => journal.listToolAdmissions(turn.id))
+        .flatMap((turn) => journal.gate.listToolAdmissions(turn.id))
         .filter((admission) => !admission.effectFree)
         .map((admission) => admission.inputPreview),
     };
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
 }
 

@@ -15,20 +15,20 @@ export function populateJournal(stateDir: string, count: number): string[] {
   const turnIds: string[] = [];
   try {
     for (let index = 0; index < count; index += 1) {
-      const session = journal.createSession({ backend: index % 2 === 0 ? "claude" : "codex" });
-      const turn = journal.submitTurn(session.id, { prompt: `background turn ${index}` });
-      journal.transition(turn.id, { phase: "spawning" });
-      journal.transition(turn.id, { phase: "running", process: { pid: 999_999, startTime: "1" } });
-      journal.appendEvents(turn.id, [
+      const session = journal.sessions.createSession({ backend: index % 2 === 0 ? "claude" : "codex" });
+      const turn = journal.turns.submitTurn(session.id, { prompt: `background turn ${index}` });
+      journal.turns.transition(turn.id, { phase: "spawning" });
+      journal.turns.transition(turn.id, { phase: "running", process: { pid: 999_999, startTime: "1" } });
+      journal.events.appendEvents(turn.id, [
         { type: "assistant.delta", text: "background " },
         { type: "assistant.text", text: `background answer ${index}` },
         { type: "usage", input: 10, output: 5 },
       ]);
-      journal.transition(turn.id, { phase: "completed" });
+      journal.turns.transition(turn.id, { phase: "completed" });
       if (index % 97 === 0) turnIds.push(turn.id);
     }
   } finally {
-    journal.close();
+    journal.maintenance.close();
   }
   return turnIds;
 }

@@ -26,7 +26,7 @@ const recentRequestsShown = 200;
 /** Permission requests (list, one, allow, deny) and each session's rules (list, remove). */
 export function permissionRoutes({ journal, permissions, sessions }: PermissionRouteDeps): Route[] {
   const rulesOf = (sessionId: string): FlootSessionRules => ({
-    rules: journal.listSessionRules(sessionId),
+    rules: journal.permissions.listSessionRules(sessionId),
     runAnyCode: sessionRulesOf(sessionId, sessions, journal).filter(ruleRunsAnyCode),
   });
   return [
@@ -37,8 +37,8 @@ export function permissionRoutes({ journal, permissions, sessions }: PermissionR
         // `?all`: the newest requests whatever their status, each decided one with who decided.
         const all = new URL(q.url ?? "/", "http://x").searchParams.has("all");
         const requests = all
-          ? journal.listRecentPermissionRequests(recentRequestsShown)
-          : journal.listOpenPermissionRequests();
+          ? journal.permissions.listRecentPermissionRequests(recentRequestsShown)
+          : journal.permissions.listOpenPermissionRequests();
         const list: FlootPermissionRequestList = {
           requests: requests.map((request) => permissions.present(request)),
         };
@@ -49,7 +49,7 @@ export function permissionRoutes({ journal, permissions, sessions }: PermissionR
       method: "GET",
       pattern: /^\/v1\/permission-requests\/([^/]+)$/,
       handler: async (_q, r, [id]) => {
-        const request = journal.getPermissionRequest(id!);
+        const request = journal.permissions.getPermissionRequest(id!);
         if (!request) {
           throw new JournalError("permission_request_not_found", `permission request ${id} does not exist`);
         }
@@ -87,7 +87,7 @@ export function permissionRoutes({ journal, permissions, sessions }: PermissionR
       decides: "change a session's rules",
       handler: async (q, r, [id]) => {
         const { rule } = await readBody(q, RemoveSessionRuleRequest);
-        journal.removeSessionRule(id!, rule);
+        journal.permissions.removeSessionRule(id!, rule);
         send(r, 200, rulesOf(id!));
       },
     },

@@ -81,17 +81,17 @@ export function apiRoutes({
   sandboxStatus,
 }: RouteDeps): Route[] {
   const requireSession = (id: string) => {
-    const session = journal.getSession(id);
+    const session = journal.sessions.getSession(id);
     if (!session) throw new ApiError("not_found", `session ${id} does not exist`);
     return session;
   };
   const requireTurn = (id: string) => {
-    const turn = journal.getTurn(id);
+    const turn = journal.turns.getTurn(id);
     if (!turn) throw new ApiError("not_found", `turn ${id} does not exist`);
     return turn;
   };
   const openPermissionRequests = (sessionId: string) =>
-    journal.listOpenPermissionRequests(sessionId).map((request) => permissions.present(request));
+    journal.permissions.listOpenPermissionRequests(sessionId).map((request) => permissions.present(request));
   const lists = { journal, sessions, status, openPermissionRequests, slices };
   const changes = new SessionChangeHub(lists);
 
@@ -131,7 +131,7 @@ export function apiRoutes({
       handler: async (q, r) => {
         const { backend, ...options } = await readBody(q, CreateSessionRequest);
         await checkConfinement(backend, options, sandboxStatus);
-        const record = journal.createSession({ backend });
+        const record = journal.sessions.createSession({ backend });
         await sessions.save(record.id, options);
         send(r, 201, sessions.present(record));
       },
@@ -144,7 +144,8 @@ export function apiRoutes({
     {
       method: "GET",
       pattern: /^\/v1\/sessions\/([^/]+)\/turns$/,
-      handler: async (_q, r, [id]) => send(r, 200, { turns: journal.listTurns(requireSession(id!).id) }),
+      handler: async (_q, r, [id]) =>
+        send(r, 200, { turns: journal.turns.listTurns(requireSession(id!).id) }),
     },
     {
       method: "POST",
@@ -156,22 +157,24 @@ export function apiRoutes({
         // fsync of its own on the loop: the turns accepted meanwhile share one on the thread pool,
         // and neither the answer nor the CLI comes before the accept is on disk.
         await slices.turn();
-        const turn = journal.deferDurability(() => journal.submitTurn(requireSession(id!).id, input));
+        const turn = journal.maintenance.deferDurability(() =>
+          journal.turns.submitTurn(requireSession(id!).id, input),
+        );
         try {
-          await journal.sync();
+          await journal.maintenance.sync();
         } catch (error) {
           throw withdrawUnsynced(journal, turn.id, error, logger);
         }
         await slices.turn();
         coordinator.kick(turn.sessionId);
-        send(r, 202, journal.getTurn(turn.id));
+        send(r, 202, journal.turns.getTurn(turn.id));
       },
     },
     {
       method: "GET",
       pattern: /^\/v1\/sessions\/([^/]+)\/current-turn$/,
       handler: async (_q, r, [id]) => {
-        const turn = journal.getCurrentTurn(requireSession(id!).id);
+        const turn = journal.turns.getCurrentTurn(requireSession(id!).id);
         if (!turn) throw new ApiError("not_found", `session ${id} has no turn yet`);
         send(r, 200, turn);
       },
@@ -187,7 +190,7 @@ export function apiRoutes({
       handler: async (q, r, [id]) => {
         const turn = requireTurn(id!);
         const from = indexParam(q, "from") ?? 0;
-        const events = journal.readEvents(turn.id, from);
+        const events = journal.events.readEvents(turn.id, from);
         const page: FlootEventPage = { events, nextIndex: events.at(-1) ? events.at(-1)!.index + 1 : from };
         send(r, 200, page);
       },
@@ -207,15 +210,15 @@ export function apiRoutes({
       pattern: /^\/v1\/turns\/([^/]+)\/retry$/,
       decides: "retry a turn",
       handler: async (_q, r, [id]) => {
-        const retry = journal.retryTurn(requireTurn(id!).id);
+        const retry = journal.turns.retryTurn(requireTurn(id!).id);
         coordinator.kick(retry.sessionId);
-        send(r, 202, journal.getTurn(retry.id));
+        send(r, 202, journal.turns.getTurn(retry.id));
       },
     },
     {
       method: "GET",
       pattern: /^\/v1\/secret-requests$/,
-      handler: async (_q, r) => send(r, 200, { requests: journal.listOpenSecretRequests() }),
+      handler: async (_q, r) => send(r, 200, { requests: journal.secrets.listOpenSecretRequests() }),
     },
     {
       method: "POST",
@@ -269,10 +272,12 @@ function withdrawUnsynced(journal: TurnJournal, turnId: string, error: unknown, 
   const reason = { code: "journal_sync_failed", message: cause };
   let outcome = "it is withdrawn";
   try {
-    const phase = journal.getTurn(turnId)?.phase;
+    const phase = journal.turns.getTurn(turnId)?.phase;
     if (phase === "queued" || phase === "accepted") {
       const to = phase === "queued" ? "cancelled" : "failed";
-      journal.deferDurability(() => journal.transition(turnId, { phase: to, error: reason }));
+      journal.maintenance.deferDurability(() =>
+        journal.turns.transition(turnId, { phase: to, error: reason }),
+      );
     } else {
       outcome = `it is ${phase} already`;
     }

@@ -63,7 +63,7 @@ export function sessionPageQuery(request: IncomingMessage): SessionPageQuery {
 }
 
 export function sessionSummary(deps: SessionListDeps, record: SessionRecord): FlootSessionSummary {
-  const currentTurn = deps.journal.getCurrentTurn(record.id);
+  const currentTurn = deps.journal.turns.getCurrentTurn(record.id);
   return { session: deps.sessions.present(record), ...(currentTurn && { currentTurn }) };
 }
 
@@ -75,7 +75,7 @@ async function readPage(deps: SessionListDeps, request: IncomingMessage) {
   const query = sessionPageQuery(request);
   const pause = () => deps.slices.turn();
   await pause();
-  return deps.journal.listSessionPageInSteps(query, { pause });
+  return deps.journal.sessions.listSessionPageInSteps(query, { pause });
 }
 
 /** Sessions an overview summarizes in one step (each: its current turn, options and open requests). */
@@ -96,7 +96,7 @@ export async function sendOverview(
     // A session's summary and its requests are read in one step: consistent with each other.
     for (const record of sessions.slice(start, start + summaryStep)) {
       summaries.push(sessionSummary(deps, record));
-      secretRequests.push(...deps.journal.listOpenSecretRequests(record.id));
+      secretRequests.push(...deps.journal.secrets.listOpenSecretRequests(record.id));
       permissionRequests.push(...deps.openPermissionRequests(record.id));
     }
   }
@@ -143,7 +143,9 @@ export class SessionChangeHub {
 
   attach(response: ServerResponse): () => void {
     this.#streams.add(response);
-    this.#unsubscribe ??= this.#deps.journal.subscribeSessionChanges((sessionId) => this.#note(sessionId));
+    this.#unsubscribe ??= this.#deps.journal.sessions.subscribeSessionChanges((sessionId) =>
+      this.#note(sessionId),
+    );
     return () => {
       this.#streams.delete(response);
       if (this.#streams.size > 0) return;
@@ -163,11 +165,11 @@ export class SessionChangeHub {
     this.#scheduled = false;
     let chunk = "";
     for (const sessionId of this.#changed) {
-      const record = this.#deps.journal.getSession(sessionId);
+      const record = this.#deps.journal.sessions.getSession(sessionId);
       if (!record) continue;
       const change: FlootSessionChange = {
         summary: sessionSummary(this.#deps, record),
-        secretRequests: this.#deps.journal.listOpenSecretRequests(sessionId),
+        secretRequests: this.#deps.journal.secrets.listOpenSecretRequests(sessionId),
         permissionRequests: this.#deps.openPermissionRequests(sessionId),
       };
       chunk += `event: session\ndata: ${JSON.stringify(change)}\n\n`;

@@ -1,14 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
-import { followTurn, type TurnJournal } from "@bridgeworks/turn-journal";
+import { type FollowSource, followTurn } from "@bridgeworks/turn-journal";
 import { sendError } from "./api-error.js";
 import { indexParam, parseIndex } from "./body.js";
 import type { SlicedQueue } from "./sliced-queue.js";
 import { type SseResponseOptions, startSseResponse } from "./sse-response.js";
 
 export interface SseFollowOptions extends SseResponseOptions {
-  journal: TurnJournal;
+  journal: { events: FollowSource };
   /**
    * Each live event's frame, encoded once for all its followers: a commit hands every follower of the
    * turn the same envelope objects, so a hundred followers cost one `JSON.stringify`, not a hundred.
@@ -93,6 +93,6 @@ function startFollowing(
     response.write(chunk);
     if (events.at(-1)?.event.type === "terminal") queueMicrotask(end);
   };
-  handle = followTurn(journal, turn.id, from, deliver, { pause: () => nextReplayPage(response) });
+  handle = followTurn(journal.events, turn.id, from, deliver, { pause: () => nextReplayPage(response) });
   if (handle.closed) end();
 }
