@@ -16,17 +16,9 @@ export {
   parseIdleTimeout,
 } from "./idle-timeout.js";
 export type { StreamStall } from "./idle-watchdog.js";
-export {
-  type LedgerEntryView,
-  type LedgerSnapshot,
-  type QuiescenceResult,
-  type StreamEnd,
-  type StreamOutcome,
-  type StreamStart,
-  ToolCallLedger,
-  type ToolCallLedgerOptions,
-  type ToolUseRoute,
-} from "./ledger.js";
+export { ToolCallLedger } from "./ledger.js";
+// Every type a ledger is given or answers with.
+export type * from "./ledger-types.js";
 export { streamIdleTimeoutMessage } from "./stall-message.js";
 export type {
   ContextMessage,

@@ -1,128 +1,41 @@
 import {
-  type DeliveryDiagnosticRecord,
   type DeliveryMismatchRecord,
   type LedgerEvent,
   type LedgerFailureReason,
   type LedgerState,
   ToolCallId,
-  type ToolResultDeliveryRecord,
 } from "@bridgeworks/protocol";
 import type { Clock } from "./clock.js";
 import { ContextIndex } from "./context-index.js";
-import {
-  abortText,
-  type DeadlinePhase,
-  expiryText,
-  type LedgerDeadlines,
-  phaseDurationMs,
-  piMayHaveRun,
-  resolveDeadlines,
-} from "./deadlines.js";
+import { abortText, type DeadlinePhase, expiryText, piMayHaveRun, resolveDeadlines } from "./deadlines.js";
+import { EntryDeadlines } from "./entry-deadlines.js";
 import { HandlerCancelledError, HandlerRefusedError, LedgerDisposedError } from "./errors.js";
 import { DEFAULT_IDLE_TIMEOUT_MS, MAX_TIMER_DELAY_MS } from "./idle-timeout.js";
 import { IdleWatchdog, type StreamStall } from "./idle-watchdog.js";
+import { answerArchived, answerSettled } from "./late-handlers.js";
+import { LedgerDiagnostics } from "./ledger-diagnostics.js";
+import {
+  type ArchivedEntry,
+  type Entry,
+  failure,
+  newEntry,
+  parseToolCallId,
+  stateOf,
+  type Waiter,
+} from "./ledger-entry.js";
+import type {
+  LedgerSnapshot,
+  QuiescenceResult,
+  StreamEnd,
+  StreamOutcome,
+  StreamStart,
+  ToolCallLedgerOptions,
+  ToolUseRoute,
+} from "./ledger-types.js";
+import { mismatchOf } from "./quiescence.js";
+import { type DeliveryLedger, deliverResults } from "./result-delivery.js";
 import { formatDuration } from "./stall-message.js";
-import type { ContextMessage, DiagnosticSink, FailedToolResult, ToolCall, ToolResult } from "./types.js";
-
-export interface ToolCallLedgerOptions {
-  readonly clock: Clock;
-  /** Receives every diagnostic record; the app appends them to its JSONL log. */
-  readonly sink: DiagnosticSink;
-  /** Idle watchdog timeout (see `parseIdleTimeout`); 0 turns it off. Default 90 s. */
-  readonly idleTimeoutMs?: number;
-  /** A genuine stall: close Claude Code and end the Pi stream with `stall.message` as its error. */
-  readonly onStall?: (stall: StreamStall) => void;
-  readonly deadlines?: Partial<LedgerDeadlines>;
-  readonly sessionId?: string;
-  readonly queryId?: string;
-  /** A sink that throws never breaks delivery; its error lands here. */
-  readonly onSinkError?: (error: unknown, record: DeliveryDiagnosticRecord) => void;
-}
-
-/** Where a `tool_use` went: onto the open Pi stream, into the undelivered set, or nowhere (id known). */
-export type ToolUseRoute = "stream" | "undelivered" | "duplicate";
-
-/** `done`: the stream ended with a `done` event, so Pi executes its calls. `error`: Pi never gets them. */
-export type StreamOutcome = "done" | "error";
-
-export interface StreamStart {
-  /** How the context's results were classified; the same record went to the sink. */
-  readonly delivery: ToolResultDeliveryRecord;
-  /**
-   * Calls Claude emitted while no Pi stream was open. Push each as `toolcall_start`/`toolcall_end`
-   * first, then end this stream with `done(toolUse)` and `endStream("done")`.
-   */
-  readonly flush: readonly ToolCall[];
-}
-
-export interface StreamEnd {
-  readonly forwardedIds: readonly ToolCallId[];
-  readonly undeliveredIds: readonly ToolCallId[];
-}
-
-export type QuiescenceResult =
-  | { readonly quiescent: true }
-  | { readonly quiescent: false; readonly mismatch: DeliveryMismatchRecord };
-
-export interface LedgerEntryView {
-  readonly id: ToolCallId;
-  readonly toolName?: string;
-  readonly state: LedgerState;
-  readonly handlerWaiting: boolean;
-  readonly reason?: LedgerFailureReason;
-  /** When the current waiting state expires (clock time), if it waits. */
-  readonly deadlineAt?: number;
-}
-
-export interface LedgerSnapshot {
-  readonly streamOpen: boolean;
-  readonly turnActive: boolean;
-  /** Calls not yet resolved or failed: while any exist the idle watchdog is suppressed. */
-  readonly liveCount: number;
-  /** The calls of the current round (since the last quiescence check), in arrival order. */
-  readonly entries: readonly LedgerEntryView[];
-}
-
-type CallProgress = "unseen" | "emitted" | "undelivered" | "forwarded";
-
-interface Waiter<M extends ContextMessage> {
-  resolve(result: ToolResult<M>): void;
-  reject(error: Error): void;
-  detach(): void;
-}
-
-type Settlement<M extends ContextMessage> =
-  | { readonly state: "resolved" }
-  | { readonly state: "failed"; readonly reason: LedgerFailureReason; readonly answer: ToolResult<M> };
-
-interface Deadline {
-  readonly phase: DeadlinePhase;
-  readonly since: number;
-  readonly at: number;
-  readonly handle: unknown;
-}
-
-interface Entry<M extends ContextMessage> {
-  readonly id: ToolCallId;
-  call: ToolCall | undefined;
-  progress: CallProgress;
-  waiter: Waiter<M> | undefined;
-  /** Pi's result, held until the handler arrives. */
-  queued: M | undefined;
-  /** Pi's result reached the ledger (queued or handed over). */
-  delivered: boolean;
-  /** Reported missing from a context once; its deadline shortened. */
-  missing: boolean;
-  settled: Settlement<M> | undefined;
-  deadline: Deadline | undefined;
-}
-
-/** What is kept of a call once a quiescence check closed its round: enough to classify repeats. */
-interface ArchivedEntry {
-  readonly state: "resolved" | "failed";
-  readonly reason?: LedgerFailureReason;
-  readonly delivered: boolean;
-}
+import type { ContextMessage, ToolCall, ToolResult } from "./types.js";
 
 /**
  * The ledger of one Claude Code query (or one Pi session) served by Pi's tools. It pairs Claude's
@@ -131,7 +44,9 @@ interface ArchivedEntry {
  */
 export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   private readonly clock: Clock;
-  private readonly deadlines: LedgerDeadlines;
+  private readonly deadlines: EntryDeadlines<M>;
+  private readonly diagnostics: LedgerDiagnostics;
+  private readonly delivery: DeliveryLedger<M>;
   private readonly watchdog: IdleWatchdog;
   private readonly context = new ContextIndex();
   /** Calls since the last quiescence check, in arrival order. */
@@ -149,7 +64,27 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
 
   constructor(private readonly options: ToolCallLedgerOptions) {
     this.clock = options.clock;
-    this.deadlines = resolveDeadlines(options.deadlines);
+    this.diagnostics = new LedgerDiagnostics(options);
+    this.deadlines = new EntryDeadlines<M>({
+      clock: this.clock,
+      deadlines: resolveDeadlines(options.deadlines),
+      streamOpen: () => this.streamOpen,
+      onExpire: (entry, phase) => this.expire(entry, phase),
+    });
+    this.delivery = {
+      context: this.context,
+      round: this.round,
+      live: this.live,
+      archive: this.archive,
+      foreignCallIds: this.foreignCallIds,
+      diagnostics: this.diagnostics,
+      acceptResult: (entry, message) => this.acceptResult(entry, message),
+      noteMissing: (entry) => {
+        entry.missing = true;
+        this.record(entry, "missing_from_context", stateOf(entry));
+        this.deadlines.rearm(entry);
+      },
+    };
     const timeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_TIMER_DELAY_MS) {
       throw new RangeError(
@@ -174,7 +109,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     if (this.streamOpen) this.closeStream("error");
     this.streamOpen = true;
     this.turnActive = true;
-    const delivery = this.deliver(messages);
+    const delivery = deliverResults(this.delivery, messages);
     const flush: ToolCall[] = [];
     for (const entry of this.live.values()) {
       if (entry.progress === "undelivered" && !entry.delivered) {
@@ -184,7 +119,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
         flush.push(entry.call!);
         this.record(entry, "flushed", from);
       }
-      this.rearm(entry);
+      this.deadlines.rearm(entry);
     }
     this.watchdog.restart();
     return { delivery, flush };
@@ -197,17 +132,9 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   recordToolUse(call: ToolCall): ToolUseRoute {
     this.assertUsable("recordToolUse");
     const id = parseToolCallId(call.id, "toolCall.id");
+    if (this.isDuplicateToolUse(id)) return "duplicate";
     const existing = this.round.get(id);
-    const archived = this.archive.get(id);
-    if (archived) {
-      this.recordArchived(id, archived, "tool_use_duplicate");
-      return "duplicate";
-    }
-    if (existing && (existing.progress !== "unseen" || existing.settled)) {
-      this.record(existing, "tool_use_duplicate", stateOf(existing));
-      return "duplicate";
-    }
-    const entry = existing ?? this.newEntry(id);
+    const entry = existing ?? this.addEntry(id);
     const from = existing ? stateOf(existing) : null;
     entry.call = { id, name: call.name, arguments: call.arguments };
     if (this.streamOpen) {
@@ -217,7 +144,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
       entry.progress = "undelivered";
     }
     this.record(entry, this.streamOpen ? "tool_use_streamed" : "tool_use_undelivered", from);
-    this.rearm(entry);
+    this.deadlines.rearm(entry);
     this.watchdog.reevaluate();
     return this.streamOpen ? "stream" : "undelivered";
   }
@@ -230,17 +157,9 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   refuseToolUse(call: { readonly id: string; readonly name: string }, text: string): "refused" | "duplicate" {
     this.assertUsable("refuseToolUse");
     const id = parseToolCallId(call.id, "toolCall.id");
-    const archived = this.archive.get(id);
-    if (archived) {
-      this.recordArchived(id, archived, "tool_use_duplicate");
-      return "duplicate";
-    }
+    if (this.isDuplicateToolUse(id)) return "duplicate";
     const existing = this.round.get(id);
-    if (existing && (existing.progress !== "unseen" || existing.settled)) {
-      this.record(existing, "tool_use_duplicate", stateOf(existing));
-      return "duplicate";
-    }
-    const entry = existing ?? this.newEntry(id);
+    const entry = existing ?? this.addEntry(id);
     const from = existing ? stateOf(existing) : null;
     entry.call = { id, name: call.name, arguments: undefined };
     this.fail(entry, "invalid_arguments", failure(id, "invalid_arguments", text, true));
@@ -282,9 +201,9 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     const id = parsed.data;
     if (this.disposed) return Promise.resolve(failure(id, "aborted", abortText("ledger disposed"), false));
     const archived = this.archive.get(id);
-    if (archived) return this.answerArchived(id, archived);
+    if (archived) return answerArchived(id, archived, this.diagnostics);
     const existing = this.round.get(id);
-    if (existing?.settled) return this.answerSettled(existing, existing.settled);
+    if (existing?.settled) return answerSettled(existing, existing.settled, this.diagnostics);
     if (existing?.waiter) {
       this.record(existing, "handler_duplicate", stateOf(existing));
       return Promise.reject(
@@ -302,7 +221,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
       return Promise.resolve({ kind: "result", toolCallId: id, message });
     }
     return new Promise<ToolResult<M>>((resolve, reject) => {
-      const entry = existing ?? this.newEntry(id);
+      const entry = existing ?? this.addEntry(id);
       const from = existing ? stateOf(existing) : null;
       const onAbort = () => {
         if (entry.waiter !== waiter) return;
@@ -317,7 +236,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
       entry.waiter = waiter;
       signal?.addEventListener("abort", onAbort, { once: true });
       this.record(entry, "handler_waiting", from);
-      this.rearm(entry);
+      this.deadlines.rearm(entry);
       this.watchdog.reevaluate();
     });
   }
@@ -367,34 +286,11 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
    */
   checkQuiescence(trigger = "teardown"): QuiescenceResult {
     const entries = [...this.round.values()];
-    const ids = (keep: (entry: Entry<M>) => boolean) => entries.filter(keep).map((entry) => entry.id);
-    const isLive = (entry: Entry<M>) => entry.settled === undefined;
     const quiescent = this.live.size === 0;
     let mismatch: DeliveryMismatchRecord | undefined;
     if (!quiescent) {
-      const expectedIds = ids(() => true);
-      const deliveredIds = ids((entry) => entry.delivered);
-      const resolvedIds = ids((entry) => entry.settled?.state === "resolved");
-      const waitingIds = ids((entry) => entry.waiter !== undefined);
-      mismatch = {
-        type: "tool_result_delivery_mismatch",
-        ...this.stamp(),
-        trigger,
-        expectedCount: expectedIds.length,
-        deliveredCount: deliveredIds.length,
-        resolvedCount: resolvedIds.length,
-        waitingCount: waitingIds.length,
-        expectedIds,
-        deliveredIds,
-        resolvedIds,
-        waitingIds,
-        queuedIds: ids((entry) => isLive(entry) && entry.queued !== undefined),
-        undeliveredIds: ids((entry) => isLive(entry) && !entry.delivered && entry.progress === "undelivered"),
-        emittedIds: ids((entry) => isLive(entry) && !entry.delivered && entry.progress === "emitted"),
-        executingIds: ids((entry) => isLive(entry) && !entry.delivered && entry.progress === "forwarded"),
-        failedIds: ids((entry) => entry.settled?.state === "failed"),
-      };
-      this.emit(mismatch);
+      mismatch = mismatchOf(entries, trigger, this.diagnostics.stamp());
+      this.diagnostics.emit(mismatch);
     }
     for (const entry of entries) {
       if (!entry.settled) continue;
@@ -439,106 +335,6 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     this.disposed = true;
   }
 
-  private deliver(messages: readonly M[]): ToolResultDeliveryRecord {
-    const extractedIds: ToolCallId[] = [];
-    const presentButNotExtractedIds: ToolCallId[] = [];
-    const resolvedIds: ToolCallId[] = [];
-    const queuedIds: ToolCallId[] = [];
-    const duplicateIds = new Set<ToolCallId>();
-    const lateIds = new Set<ToolCallId>();
-    const foreignIds = new Set<ToolCallId>();
-    const unknownIds = new Set<ToolCallId>();
-    const deliveredAt: { id: ToolCallId; index: number }[] = [];
-    const seenInThisContext = new Set<string>();
-    let malformedCount = 0;
-    // Reading from the start (first context, compaction), everything before this ledger's first call
-    // is history: a result there whose call was compacted away is not an unknown delivery.
-    let pastHistory = true;
-    const knows = (id: string) => this.round.has(id) || this.archive.has(id);
-
-    const walk = this.context.walk(messages, this.live.size > 0, {
-      start: (mode) => {
-        pastHistory = mode === "incremental";
-      },
-      toolCall: (id) => {
-        if (knows(id)) pastHistory = true;
-        else this.foreignCallIds.add(id);
-      },
-      toolResult: (id, message, index) => {
-        if (knows(id)) pastHistory = true;
-        if (seenInThisContext.has(id)) {
-          duplicateIds.add(id);
-          return;
-        }
-        seenInThisContext.add(id);
-        const entry = this.round.get(id);
-        if (entry && !entry.settled) {
-          if (entry.delivered) {
-            duplicateIds.add(id);
-            return;
-          }
-          deliveredAt.push({ id, index });
-          (this.acceptResult(entry, message) === "resolved" ? resolvedIds : queuedIds).push(id);
-          return;
-        }
-        const settled = entry
-          ? { state: entry.settled!.state, delivered: entry.delivered }
-          : this.archive.get(id);
-        if (settled) (settled.state === "resolved" || settled.delivered ? duplicateIds : lateIds).add(id);
-        else if (this.foreignCallIds.has(id) || !pastHistory) foreignIds.add(id);
-        else unknownIds.add(id);
-      },
-      malformedResult: () => {
-        malformedCount++;
-      },
-    });
-
-    if (walk.rescan) {
-      this.emit({
-        type: "tool_result_context_rescan",
-        ...this.stamp(),
-        reason: walk.rescan.reason,
-        previousWatermark: walk.rescan.previousWatermark,
-        length: walk.length,
-      });
-    }
-    for (const { id, index } of deliveredAt) {
-      (index > walk.lastAssistantIndex ? extractedIds : presentButNotExtractedIds).push(id);
-    }
-    const missingFromContextIds: ToolCallId[] = [];
-    for (const entry of this.live.values()) {
-      if (entry.progress !== "forwarded" || entry.delivered) continue;
-      missingFromContextIds.push(entry.id);
-      if (!entry.missing) {
-        entry.missing = true;
-        this.record(entry, "missing_from_context", stateOf(entry));
-        this.rearm(entry);
-      }
-    }
-    const record: ToolResultDeliveryRecord = {
-      type: "tool_result_delivery",
-      ...this.stamp(),
-      scan: {
-        mode: walk.mode,
-        from: walk.from,
-        length: walk.length,
-        messagesExamined: walk.messagesExamined,
-      },
-      extractedIds,
-      presentButNotExtractedIds,
-      missingFromContextIds,
-      duplicateIds: [...duplicateIds],
-      lateIds: [...lateIds],
-      foreignIds: [...foreignIds],
-      unknownIds: [...unknownIds],
-      resolvedIds,
-      queuedIds,
-      malformedCount,
-    };
-    this.emit(record);
-    return record;
-  }
-
   private acceptResult(entry: Entry<M>, message: M): "resolved" | "queued" {
     entry.delivered = true;
     if (entry.waiter) {
@@ -548,7 +344,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     const from = stateOf(entry);
     entry.queued = message;
     this.record(entry, "result_queued", from);
-    this.rearm(entry);
+    this.deadlines.rearm(entry);
     return "queued";
   }
 
@@ -559,7 +355,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     entry.queued = undefined;
     entry.settled = { state: "resolved" };
     this.live.delete(entry.id);
-    this.clearDeadline(entry);
+    this.deadlines.clear(entry);
     this.record(entry, event, from);
     waiter?.detach();
     waiter?.resolve({ kind: "result", toolCallId: entry.id, message });
@@ -573,7 +369,7 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     entry.settled = { state: "failed", reason, answer };
     this.live.delete(entry.id);
     this.streamCalls.delete(entry);
-    this.clearDeadline(entry);
+    this.deadlines.clear(entry);
     waiter?.detach();
     waiter?.resolve(answer);
   }
@@ -590,30 +386,6 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     this.watchdog.reevaluate();
   }
 
-  private answerSettled(entry: Entry<M>, settled: Settlement<M>): Promise<ToolResult<M>> {
-    this.record(entry, "handler_after_settlement", stateOf(entry));
-    if (settled.state === "failed") return Promise.resolve(settled.answer);
-    return Promise.reject(
-      new HandlerRefusedError(
-        "already_resolved",
-        `tool call ${entry.id} was already answered with its result`,
-      ),
-    );
-  }
-
-  private answerArchived(id: ToolCallId, archived: ArchivedEntry): Promise<ToolResult<M>> {
-    this.recordArchived(id, archived, "handler_after_settlement");
-    if (archived.state === "resolved") {
-      return Promise.reject(
-        new HandlerRefusedError("already_resolved", `tool call ${id} was already answered with its result`),
-      );
-    }
-    const reason = archived.reason ?? "deadline_expired";
-    return Promise.resolve(
-      failure(id, reason, `Tool call ${id} already failed (${reason}); its result is no longer held.`, false),
-    );
-  }
-
   private closeStream(outcome: StreamOutcome): StreamEnd {
     this.streamOpen = false;
     const forwardedIds: ToolCallId[] = [];
@@ -627,61 +399,30 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     }
     this.streamCalls.clear();
     // Deadlines depend on whether a stream is open (a nameless handler's grace starts when it closes).
-    for (const entry of this.live.values()) this.rearm(entry);
+    for (const entry of this.live.values()) this.deadlines.rearm(entry);
     return { forwardedIds, undeliveredIds };
   }
 
-  private newEntry(id: ToolCallId): Entry<M> {
-    const entry: Entry<M> = {
-      id,
-      call: undefined,
-      progress: "unseen",
-      waiter: undefined,
-      queued: undefined,
-      delivered: false,
-      missing: false,
-      settled: undefined,
-      deadline: undefined,
-    };
+  /** A `tool_use` for an id that already has its call (this round or archived): recorded as a repeat. */
+  private isDuplicateToolUse(id: ToolCallId): boolean {
+    const archived = this.archive.get(id);
+    if (archived) {
+      this.diagnostics.archivedTransition(id, archived, "tool_use_duplicate");
+      return true;
+    }
+    const existing = this.round.get(id);
+    if (existing && (existing.progress !== "unseen" || existing.settled)) {
+      this.record(existing, "tool_use_duplicate", stateOf(existing));
+      return true;
+    }
+    return false;
+  }
+
+  private addEntry(id: ToolCallId): Entry<M> {
+    const entry = newEntry<M>(id);
     this.round.set(id, entry);
     this.live.set(id, entry);
     return entry;
-  }
-
-  private phaseOf(entry: Entry<M>): DeadlinePhase | undefined {
-    if (entry.settled) return undefined;
-    if (entry.queued !== undefined) return "queued";
-    switch (entry.progress) {
-      case "unseen":
-        return this.streamOpen ? "stranded_streaming" : "stranded";
-      case "emitted":
-        return "emitted";
-      case "undelivered":
-        return "undelivered";
-      case "forwarded":
-        return entry.missing ? "missing" : "executing";
-    }
-  }
-
-  /** Arms the deadline of the entry's current waiting state; a state it already waits in keeps its own. */
-  private rearm(entry: Entry<M>): void {
-    const phase = this.phaseOf(entry);
-    if (entry.deadline?.phase === phase) return;
-    const previous = entry.deadline;
-    this.clearDeadline(entry);
-    if (phase === undefined) return;
-    const now = this.clock.now();
-    let at = now + phaseDurationMs(phase, this.deadlines);
-    // Learning that the result is missing only ever shortens the wait.
-    if (phase === "missing" && previous && previous.at < at) at = previous.at;
-    const handle = this.clock.setTimeout(() => this.expire(entry, phase), at - now);
-    entry.deadline = { phase, since: now, at, handle };
-  }
-
-  private clearDeadline(entry: Entry<M>): void {
-    if (!entry.deadline) return;
-    this.clock.clearTimeout(entry.deadline.handle);
-    entry.deadline = undefined;
   }
 
   private expire(entry: Entry<M>, phase: DeadlinePhase): void {
@@ -703,9 +444,9 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
   }
 
   private reportStall(stall: StreamStall): void {
-    this.emit({
+    this.diagnostics.emit({
       type: "stream_idle_timeout",
-      ...this.stamp(),
+      ...this.diagnostics.stamp(),
       timeoutMs: stall.timeoutMs,
       idleMs: stall.idleMs,
       message: stall.message,
@@ -719,74 +460,10 @@ export class ToolCallLedger<M extends ContextMessage = ContextMessage> {
     from: LedgerState | null,
     extra: { reason?: LedgerFailureReason; detail?: string } = {},
   ): void {
-    this.emit({
-      type: "tool_call_ledger_transition",
-      ...this.stamp(),
-      toolCallId: entry.id,
-      ...(entry.call?.name ? { toolName: entry.call.name } : {}),
-      event,
-      from,
-      to: stateOf(entry),
-      handlerWaiting: entry.waiter !== undefined,
-      ...extra,
-    });
-  }
-
-  private recordArchived(id: ToolCallId, archived: ArchivedEntry, event: LedgerEvent): void {
-    this.emit({
-      type: "tool_call_ledger_transition",
-      ...this.stamp(),
-      toolCallId: id,
-      event,
-      from: archived.state,
-      to: archived.state,
-      handlerWaiting: false,
-      ...(archived.reason ? { reason: archived.reason } : {}),
-    });
-  }
-
-  private stamp(): { at: string; sessionId?: string; queryId?: string } {
-    return {
-      at: new Date(this.clock.now()).toISOString(),
-      ...(this.options.sessionId ? { sessionId: this.options.sessionId } : {}),
-      ...(this.options.queryId ? { queryId: this.options.queryId } : {}),
-    };
-  }
-
-  private emit(record: DeliveryDiagnosticRecord): void {
-    try {
-      this.options.sink(record);
-    } catch (error) {
-      this.options.onSinkError?.(error, record);
-    }
+    this.diagnostics.transition(entry, event, from, extra);
   }
 
   private assertUsable(method: string): void {
     if (this.disposed) throw new LedgerDisposedError(method);
   }
-}
-
-/** A result present beats everything; then "undelivered" (the failure mode worth seeing), the handler. */
-function stateOf<M extends ContextMessage>(entry: Entry<M>): LedgerState {
-  if (entry.settled) return entry.settled.state;
-  if (entry.queued !== undefined) return "result_queued";
-  if (entry.progress === "undelivered") return "undelivered";
-  if (entry.waiter || entry.progress === "unseen") return "handler_waiting";
-  return entry.progress === "forwarded" ? "forwarded" : "emitted";
-}
-
-function failure(
-  id: ToolCallId,
-  reason: LedgerFailureReason,
-  text: string,
-  retryable: boolean,
-): FailedToolResult {
-  return { kind: "error", toolCallId: id, reason, text, retryable };
-}
-
-function parseToolCallId(value: unknown, field: string): ToolCallId {
-  const parsed = ToolCallId.safeParse(value);
-  if (!parsed.success)
-    throw new TypeError(`${field} must be a non-empty string, got ${JSON.stringify(value)}`);
-  return parsed.data;
 }
