@@ -1,6 +1,5 @@
 import type { Readable } from "node:stream";
 import type { SpawnMarker } from "@bridgeworks/protocol";
-import { TurnErrorCode } from "./backend-adapter.js";
 import {
   type CliSpawner,
   CliSpawnFailure,
@@ -14,6 +13,7 @@ import { defaultMaxLineBytes, LineSplitter, LineTooLongError } from "./line-spli
 import { type ProcessIdentity, signalProcessGroup } from "./process-identity.js";
 import { assertNice } from "./process-priority.js";
 import { spawnMarkerVariable } from "./spawn-marker.js";
+import { TurnErrorCode } from "./turn-error-code.js";
 
 export interface CliLaunch {
   command: string;

@@ -1,16 +1,11 @@
 import type { BackendEvent, TurnError } from "@bridgeworks/protocol";
 import { z } from "zod";
-import {
-  type ClassifyContext,
-  type StreamTranslator,
-  type TranslatedLine,
-  TurnErrorCode,
-  type TurnOutcome,
-} from "./backend-adapter.js";
+import type { ClassifyContext, StreamTranslator, TranslatedLine, TurnOutcome } from "./backend-adapter.js";
 import { builtOnce } from "./built-once.js";
 import type { CliExit } from "./cli-process.js";
 import { describeExit, lastStderrLine } from "./exit-description.js";
 import { parseJsonObject } from "./json-line.js";
+import { TurnErrorCode } from "./turn-error-code.js";
 
 export interface CodexTranslatorOptions {
   /** For error messages; default `codex`. */

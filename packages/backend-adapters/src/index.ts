@@ -9,7 +9,6 @@ export {
   type StreamTranslator,
   type ToolGateSpec,
   type TranslatedLine,
-  TurnErrorCode,
   type TurnOutcome,
   type TurnSpec,
 } from "./backend-adapter.js";
@@ -104,3 +103,4 @@ export {
 } from "./spawner-process.js";
 export { runCliSpawner } from "./spawner-server.js";
 export { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
+export { TurnErrorCode } from "./turn-error-code.js";

@@ -1,5 +1,5 @@
 import { type BackendEvent, effectsOfEvent, type TurnEffect, type TurnError } from "@bridgeworks/protocol";
-import { type PreparedTurn, TurnErrorCode, type TurnOutcome } from "./backend-adapter.js";
+import type { PreparedTurn, TurnOutcome } from "./backend-adapter.js";
 import {
   type CliExit,
   type CliProcessDeps,
@@ -8,6 +8,7 @@ import {
   startCliProcess,
 } from "./cli-process.js";
 import type { ProcessIdentity } from "./process-identity.js";
+import { TurnErrorCode } from "./turn-error-code.js";
 
 export interface RunTurnHooks {
   /**
