@@ -1,4 +1,4 @@
-import type { CliExit, CliLaunch, CliProcessHooks, RunningCli } from "./cli-process.js";
+import type { CliExit, CliLaunch, CliProcessHooks, RunningCli } from "./cli-launch.js";
 import type { KeeperClient } from "./keeper-client.js";
 import type { ProcessIdentity } from "./process-identity.js";
 import { spawnMarkerVariable } from "./spawn-marker.js";
