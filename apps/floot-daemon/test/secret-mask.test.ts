@@ -5,6 +5,7 @@ import {
   type BackendEvent,
   type DecisionActor,
   PermissionRule,
+  permissionInputShownBytes,
   secretValueMinLength,
   TurnEvent,
   toolGateInputPreviewChars,
@@ -297,7 +298,10 @@ describe("secret masking: the journal", () => {
     expect(text).toHaveLength(toolGateInputPreviewChars);
     expect(text.startsWith(`${maskMarker(name)} ${maskMarker(name)} `)).toBe(true);
     expect(text.endsWith("…")).toBe(true);
-    expect(request.inputSummary).toHaveLength(toolGateInputPreviewChars);
+    // A request keeps the whole call (up to its own, far larger bound): masked, not cut.
+    expect(request.inputSummary.length).toBeGreaterThan(toolGateInputPreviewChars);
+    expect(request.inputSummary.length).toBeLessThanOrEqual(permissionInputShownBytes);
+    expect(request.inputSummary).not.toContain(secret.slice(0, 12));
     expect(request.suggestedRule).toBe(`Bash(***SECRET[${name}]***)`);
     expect(stateDirBytes()).not.toContain(secret.slice(0, 12));
   });
