@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -6,6 +7,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import { mintCursor } from "../src/cursor.js";
 import { type Board, openSqliteBoard, RetireIncompleteError } from "../src/index.js";
+import { migrate as migrateSqlite } from "../src/sqlite/schema.js";
 import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
 import { sqliteHarness } from "./sqlite-harness.js";
 
@@ -53,7 +55,7 @@ describe("the board file", () => {
 
     const raw = rawConnection(path);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
   });
 
   test("opened by eight processes at once is migrated once and shared by all", async () => {
@@ -75,14 +77,48 @@ describe("the board file", () => {
     expect(raw.prepare("SELECT count(*) AS boards FROM board").get()).toEqual({ boards: 1 });
   });
 
+  test("a file a bee of schema version 1 left is brought up to date on open and keeps every record", async () => {
+    const { path } = newHarness();
+    await (await openBoard({ path })).close();
+    // Rebuilt as version 1 left it: its tables, its rows.
+    const old = rawConnection(path);
+    old.exec("DROP TABLE actions; DROP TABLE agents; DROP TABLE board; PRAGMA user_version = 0;");
+    migrateSqlite(old, randomBytes, 1);
+    old.exec(`
+      INSERT INTO agents (identity, name, status, registered_at) VALUES ('agent:bob#0000000b', 'bob', 'active', 1);
+      INSERT INTO actions (id, seq, kind, recipient, sender, body, state, claimed_by, claimed_at, created_at)
+      VALUES ('act_000000000000000a', 1, 'job', '*', 'human', 'held', 'claimed', 'agent:bob#0000000b', 2, 1),
+             ('act_000000000000000b', 2, 'job', '*', 'human', 'waiting', 'open', NULL, NULL, 1);
+    `);
+    old.close();
+
+    const board = await openBoard({ path });
+    const { records } = await board.list();
+    expect(
+      records.map((record) => [record.id, record.state, "fence" in record ? record.fence : null]),
+    ).toEqual([
+      ["act_000000000000000a", "claimed", 1],
+      ["act_000000000000000b", "open", null],
+    ]);
+    const [bob] = await board.agents();
+    expect(bob).toEqual({
+      identity: "agent:bob#0000000b",
+      name: "bob",
+      status: "active",
+      registeredAt: expect.any(String),
+    });
+    expect(await board.claimNext("agent:bob#0000000b" as never)).toMatchObject({ record: { fence: 1 } });
+    expect(rawConnection(path).pragma("user_version", { simple: true })).toBe(2);
+  });
+
   test("from a newer bee is refused rather than misread", async () => {
     const { path } = newHarness();
     await (await openBoard({ path })).close();
-    rawConnection(path).pragma("user_version = 2");
+    rawConnection(path).pragma("user_version = 3");
 
     const error = await refusal(openBoard({ path }));
     expect(error.code).toBe("incompatible_store");
-    expect(error.message).toContain("schema version 2");
+    expect(error.message).toContain("schema version 3");
   });
 
   test("refuses a relative path and bad tuning by name", async () => {
