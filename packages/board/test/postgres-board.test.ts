@@ -288,3 +288,29 @@ describe("a server that restarts or goes away", () => {
     }
   }, 60_000);
 });
+
+describe("closing", () => {
+  test("close() after a wait settles in a process with nothing else to do (its idle connections are unref'd)", async () => {
+    const { url } = await newHarness();
+    const script = `
+      import { openBoard } from ${JSON.stringify(new URL("../dist/index.js", import.meta.url).href)};
+      const board = await openBoard(process.env.BEE_BOARD, { recheckIntervalMs: 600000 });
+      const { identity } = await board.register("closer", { lease: false });
+      await board.waitForClaimable(identity, undefined, { timeoutMs: 100 });
+      await board.close();
+      process.stdout.write("closed\\n");
+    `;
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, BEE_BOARD: url },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    children.push(child);
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+    });
+    const code = await new Promise((resolve) => child.once("exit", resolve));
+    // Before, node found nothing keeping it alive while the connections ended: exit 13, close() unsettled.
+    expect({ code, out }).toEqual({ code: 0, out: "closed\n" });
+  });
+});

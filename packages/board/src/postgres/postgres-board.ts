@@ -228,8 +228,17 @@ class PostgresRunner implements StoreRunner {
     return page;
   }
 
+  /**
+   * Idle connections are unref'd (they never keep node alive), so ending them alone would let node
+   * exit before close() settles when nothing else is left to do: a timer holds it open meanwhile.
+   */
   async close(): Promise<void> {
-    await this.#changes.close();
-    await this.#pool.end();
+    const holdOpen = setInterval(() => {}, 60_000);
+    try {
+      await this.#changes.close();
+      await this.#pool.end();
+    } finally {
+      clearInterval(holdOpen);
+    }
   }
 }
