@@ -5,7 +5,15 @@ import { RoundTripTap } from "@bridgeworks/board/testing";
 import { ProcessTracker } from "@bridgeworks/test-harness";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { createSandbox, type RunningBridge, runBee, type Sandbox, startBridge, textOf } from "./helpers.js";
+import {
+  bundlePath,
+  createSandbox,
+  type RunningBridge,
+  runBee,
+  type Sandbox,
+  startBridge,
+  textOf,
+} from "./helpers.js";
 import {
   clusterScript,
   dropSchema,
@@ -308,6 +316,29 @@ describe("a PostgreSQL server that is away", () => {
     expect(page.records).toEqual([record]);
     expect(running.process.stderr()).not.toContain(passwordOf(board));
     expect(await Promise.race([running.process.exited, Promise.resolve("running")])).toBe("running");
+  });
+
+  test("bee wait rides out the server halted, resumed and restarted, and says done once the action is", async () => {
+    const board = freshBoard(cluster.url);
+    const env = machine(board).env;
+    const id = (await runBee(["post", "--to", "*", "through the outage"], env)).stdout.trim();
+    const waiting = tracker.spawn(process.execPath, [bundlePath, "wait", id, "--until", "completed"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    clusterScript("halt", cluster.dir);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    } finally {
+      clusterScript("resume", cluster.dir);
+    }
+    clusterScript("restart", cluster.dir);
+    expect((await runBee(["claim", id, "--as", "omega"], env)).code).toBe(0);
+    expect((await runBee(["complete", id, "--as", "omega", "--result", "shipped"], env)).code).toBe(0);
+    expect(await waiting.exited).toMatchObject({ code: 0 });
+    expect(waiting.stdout()).toMatch(new RegExp(`^${id} is done by agent:omega#[0-9a-f]{8}: shipped\n$`));
+    expect(waiting.stderr()).not.toContain(passwordOf(board));
   });
 
   test("a bridge whose server refuses connections answers with a retry error and no password", async () => {
