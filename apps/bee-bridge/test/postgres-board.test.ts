@@ -136,20 +136,20 @@ describe("two bridges on different machines sharing one PostgreSQL board", () =>
 });
 
 describe("the CLI on a PostgreSQL board", () => {
-  test("bee board migrate reports 0 -> 2 on a fresh schema, then 2 -> 2", async () => {
+  test("bee board migrate reports 0 -> 3 on a fresh schema, then 3 -> 3", async () => {
     const board = freshBoard();
     const env = machine(board).env;
     const first = await runBee(["board", "migrate", "--json"], env);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 2 });
+    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 3 });
     const second = await runBee(["board", "migrate", "--json"], env);
     expect(second.code).toBe(0);
-    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 2, schemaVersion: 2 });
+    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 3, schemaVersion: 3 });
     const text = await runBee(["board", "migrate"], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 2\n$/,
+      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 3\n$/,
     );
     for (const result of [first, second, text]) expect(result.stdout).not.toContain(passwordOf(board));
   });
@@ -159,7 +159,7 @@ describe("the CLI on a PostgreSQL board", () => {
     const { BEE_BOARD: _, ...env } = machine(board).env;
     const migrated = await runBee(["board", "migrate", "--json", "--board", board], env);
     expect(migrated.code).toBe(0);
-    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 2 });
+    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 3 });
     const bad = await runBee(["board", "drop"], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(`bee board: "drop": is not a bee board command (see 'bee board --help')\n`);
