@@ -18,18 +18,7 @@ import {
 import type { z } from "zod";
 import { type BoardAccess, describeBoardFailure, retryWhileBusy } from "./board-access.js";
 import type { BridgeIdentity } from "./identity.js";
-import {
-  ClaimInput,
-  ClaimNextInput,
-  CompleteInput,
-  DecideInput,
-  ListInput,
-  PostInput,
-  SessionEventToolInput,
-  WaitActionInput,
-  WaitForInput,
-  WhoamiInput,
-} from "./tool-arguments.js";
+import * as inputs from "./tool-arguments.js";
 import { describeTools, sessionEventToolName, type ToolDescription } from "./tool-descriptions.js";
 import { type CallContext, WaitTools } from "./wait-tools.js";
 
@@ -83,31 +72,33 @@ export class BridgeTools {
     this.#options.log.debug("tool call", { tool: name, progress: context.reportProgress !== undefined });
     switch (name) {
       case "bee_wait_action":
-        return this.#withArguments(WaitActionInput, args, (input) =>
+        return this.#withArguments(inputs.WaitActionInput, args, (input) =>
           this.#waits.waitForClaimable(input, context),
         );
       case "bee_wait_for":
-        return this.#withArguments(WaitForInput, args, (input) => this.#waits.waitForAction(input, context));
+        return this.#withArguments(inputs.WaitForInput, args, (input) =>
+          this.#waits.waitForAction(input, context),
+        );
       case "bee_list":
-        return this.#withArguments(ListInput, args, (input) => this.#list(input));
+        return this.#withArguments(inputs.ListInput, args, (input) => this.#list(input));
       case "bee_post":
-        return this.#withArguments(PostInput, args, (input) =>
+        return this.#withArguments(inputs.PostInput, args, (input) =>
           this.#write((board, me) =>
             board.post({ kind: input.kind, to: input.to, from: me, body: input.body }),
           ),
         );
       case "bee_claim":
-        return this.#withArguments(ClaimInput, args, (input) =>
+        return this.#withArguments(inputs.ClaimInput, args, (input) =>
           this.#write(async (board, me) => this.#remember(me, await board.claim(me, input.actionId))),
         );
       case "bee_claim_next":
-        return this.#withArguments(ClaimNextInput, args, () =>
+        return this.#withArguments(inputs.ClaimNextInput, args, () =>
           this.#write(async (board, me) => this.#remember(me, await board.claimNext(me)), {
             ifUnsure: unsureClaimHint,
           }),
         );
       case "bee_complete":
-        return this.#withArguments(CompleteInput, args, (input) =>
+        return this.#withArguments(inputs.CompleteInput, args, (input) =>
           this.#write(async (board, me) => {
             // As the identity that claimed it, under its token: a claim lost with a lapsed lease is refused
             // stale_fence, even after the bridge moved on to a new identity.
@@ -120,13 +111,13 @@ export class BridgeTools {
           }),
         );
       case "bee_decide":
-        return this.#withArguments(DecideInput, args, (input) =>
+        return this.#withArguments(inputs.DecideInput, args, (input) =>
           this.#write((board, me) => board.decide(me, input.actionId, input.decision, input.reason)),
         );
       case "bee_whoami":
-        return this.#withArguments(WhoamiInput, args, () => this.#whoami());
+        return this.#withArguments(inputs.WhoamiInput, args, () => this.#whoami());
       case sessionEventToolName:
-        return this.#withArguments(SessionEventToolInput, args, (input) => this.#sessionEvent(input));
+        return this.#withArguments(inputs.SessionEventToolInput, args, (input) => this.#sessionEvent(input));
       default:
         return errorResult(`name: no tool called ${JSON.stringify(name)}`);
     }
@@ -149,7 +140,7 @@ export class BridgeTools {
     return run(parsed.value);
   }
 
-  async #list(input: z.output<typeof ListInput>): Promise<ToolResult> {
+  async #list(input: z.output<typeof inputs.ListInput>): Promise<ToolResult> {
     if (input.since !== undefined && input.cursor !== undefined && input.since !== input.cursor) {
       return errorResult("since: is the same as cursor; give one of them");
     }
@@ -210,7 +201,7 @@ export class BridgeTools {
     }
   }
 
-  async #sessionEvent(input: SessionEventToolInput): Promise<ToolResult> {
+  async #sessionEvent(input: inputs.SessionEventToolInput): Promise<ToolResult> {
     this.#options.log.info("session event", { source: input.source });
     try {
       if (input.source !== "clear") {

@@ -4,7 +4,7 @@ import {
   eventually,
   type RunningBridge,
   runBee,
-  startBridge,
+  startAgentBridge,
   textOf,
   useBridgeTestScope,
 } from "./helpers.js";
@@ -51,9 +51,7 @@ async function approvalId(): Promise<string> {
   }, 20_000);
 }
 
-async function bridge(agent: string): Promise<RunningBridge> {
-  return startBridge({ tracker: scope.tracker, env: { ...scope.sandbox.env, BEE_AGENT: agent } });
-}
+const bridge = (agent: string) => startAgentBridge(scope, agent);
 
 const allow = { hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } };
 

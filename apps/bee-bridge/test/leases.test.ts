@@ -3,7 +3,8 @@ import {
   eventually,
   type RunningBridge,
   runBee,
-  startBridge,
+  startAgentBridge,
+  structured,
   textOf,
   useBridgeTestScope,
 } from "./helpers.js";
@@ -12,18 +13,10 @@ import {
 
 const scope = useBridgeTestScope();
 
-async function bridge(agent: string): Promise<RunningBridge> {
-  return startBridge({ tracker: scope.tracker, env: { ...scope.sandbox.env, BEE_AGENT: agent } });
-}
+const bridge = (agent: string) => startAgentBridge(scope, agent);
 
 async function call(running: RunningBridge, name: string, args: Record<string, unknown> = {}) {
   return running.client.callTool({ name, arguments: args });
-}
-
-function structured<T>(value: unknown): T {
-  const result = value as { structuredContent?: unknown; isError?: unknown };
-  expect(result.isError, textOf(result)).toBeFalsy();
-  return result.structuredContent as T;
 }
 
 async function bee(...args: string[]) {

@@ -226,3 +226,14 @@ describe("bee setup claude --escalate", () => {
     expect(badDecider.stderr).toContain("--decider: must be human, human:<name> or an agent name");
   });
 });
+
+describe("bee setup claude --channel", () => {
+  test("turns the bridge's pushes on and says on stderr what only claude's own command line can add", async () => {
+    const result = await runBee(["setup", "claude", "--channel"], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readJson(join(configDir, ".claude.json")).mcpServers.bee.env).toEqual({ BEE_CHANNEL: "1" });
+    expect(result.stderr).toContain("--dangerously-load-development-channels server:bee");
+    expect(result.stderr).toContain("channels feature is not currently available");
+    expect((await runBee(["setup", "claude"], env)).stderr).toBe("");
+  });
+});

@@ -1,13 +1,6 @@
 import { openBoard } from "@bridgeworks/board";
 import { describe, expect, test } from "vitest";
-import {
-  bundlePath,
-  type RunningBridge,
-  runBee,
-  startBridge,
-  textOf,
-  useBridgeTestScope,
-} from "./helpers.js";
+import { bundlePath, runBee, startAgentBridge, structured, textOf, useBridgeTestScope } from "./helpers.js";
 
 // Delivery you can wait on: bee post prints the id, bee wait (and bee_wait_for) block until the board
 // says claimed or completed, and say the state truthfully.
@@ -26,15 +19,7 @@ function startWait(...args: string[]) {
   });
 }
 
-async function bridge(agent: string): Promise<RunningBridge> {
-  return startBridge({ tracker: scope.tracker, env: { ...scope.sandbox.env, BEE_AGENT: agent } });
-}
-
-function structured<T>(value: unknown): T {
-  const result = value as { structuredContent?: unknown; isError?: unknown };
-  expect(result.isError, textOf(result)).toBeFalsy();
-  return result.structuredContent as T;
-}
+const bridge = (agent: string) => startAgentBridge(scope, agent);
 
 describe("bee post and bee wait", () => {
   test("post prints the id alone; wait says not yet (exit 3), then claimed, then done (exit 0)", async () => {

@@ -5,8 +5,10 @@ import { afterEach, describe, expect, test } from "vitest";
 import { type Board, migrateBoard, openPostgresBoard } from "../src/index.js";
 import { clientConfig, parsePostgresLocation } from "../src/postgres/connection.js";
 import { migratePostgres } from "../src/postgres/schema.js";
-import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { expectOlderBeeRowsKept, olderBeeRows } from "./old-board.js";
 import { adminQuery, postgresHarness, postgresServerUrl, recheckIntervalMs } from "./postgres-harness.js";
+import { registerFromProcesses } from "./processes.js";
 
 const boards: Board[] = [];
 const children: ChildProcess[] = [];
@@ -81,53 +83,15 @@ describe("the schema", () => {
     async (version) => {
       const { url, schema } = await newHarness();
       await migrateOnlyTo(url, version);
-      // What that bee wrote: an identity (no lease), an action it holds and one waiting.
-      await adminQuery(
-        postgresServerUrl(),
-        `INSERT INTO ${schema}.agents (identity, name, status, registered_at) VALUES ('agent:bob#0000000b', 'bob', 'active', 1);
-         INSERT INTO ${schema}.actions (id, seq, kind, recipient, sender, body, state, claimed_by, claimed_at, created_at)
-         VALUES ('act_000000000000000a', 1, 'job', '*', 'human', 'held', 'claimed', 'agent:bob#0000000b', 2, 1),
-                ('act_000000000000000b', 2, 'job', '*', 'human', 'waiting', 'open', NULL, NULL, 1)`,
-      );
-
-      const board = await open(url);
-      const { records } = await board.list();
-      expect(
-        records.map((record) => [record.id, record.state, "fence" in record ? record.fence : null]),
-      ).toEqual([
-        ["act_000000000000000a", "claimed", 1],
-        ["act_000000000000000b", "open", null],
-      ]);
-      // An older bee's identity holds no lease: it never lapses under a bee that does not renew it.
-      expect((await board.agents())[0]).toMatchObject({ identity: "agent:bob#0000000b", status: "active" });
-      expect((await board.agents())[0]?.status === "active" && (await board.agents())[0]).not.toHaveProperty(
-        "leaseExpiresAt",
-      );
-      expect(await board.claimNext("agent:bob#0000000b" as never)).toMatchObject({
-        outcome: "claimed",
-        record: { id: "act_000000000000000b", fence: 1 },
-      });
-      expect(
-        await board.complete("agent:bob#0000000b" as never, "act_000000000000000a" as never, "ok", {
-          fence: 1,
-        }),
-      ).toMatchObject({ outcome: "completed" });
+      await adminQuery(postgresServerUrl(), olderBeeRows(`${schema}.`));
+      await expectOlderBeeRowsKept(await open(url));
       expect(await migrateBoard(url)).toEqual({ store: "postgres", previousVersion: 3, schemaVersion: 3 });
     },
   );
 
   test("eight processes opening a new board at once migrate it once and share one board", async () => {
     const harness = await newHarness();
-    const started = await Promise.all(
-      Array.from({ length: 8 }, () => {
-        const child = harness.spawnBoardProcess();
-        children.push(child);
-        return BoardProcess.start(child);
-      }),
-    );
-    const identities = await Promise.all(
-      started.map(async (each) => (await each.call("register", "bee")).identity),
-    );
+    const identities = await registerFromProcesses(harness, children, 8);
     const board = await open(harness.url);
     expect((await board.agents()).map((agent) => agent.identity).sort()).toEqual([...identities].sort());
     const applied = await adminQuery(

@@ -8,7 +8,9 @@ import { afterEach, describe, expect, test } from "vitest";
 import { mintCursor } from "../src/cursor.js";
 import { type Board, openSqliteBoard, RetireIncompleteError } from "../src/index.js";
 import { migrate as migrateSqlite } from "../src/sqlite/schema.js";
-import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { expectOlderBeeRowsKept, olderBeeRows } from "./old-board.js";
+import { registerFromProcesses } from "./processes.js";
 import { sqliteHarness } from "./sqlite-harness.js";
 
 const harnesses: ReturnType<typeof sqliteHarness>[] = [];
@@ -60,16 +62,7 @@ describe("the board file", () => {
 
   test("opened by eight processes at once is migrated once and shared by all", async () => {
     const harness = newHarness();
-    const started = await Promise.all(
-      Array.from({ length: 8 }, () => {
-        const child = harness.spawnBoardProcess();
-        children.push(child);
-        return BoardProcess.start(child);
-      }),
-    );
-    const identities = await Promise.all(
-      started.map(async (each) => (await each.call("register", "bee")).identity),
-    );
+    const identities = await registerFromProcesses(harness, children, 8);
 
     const board = await openBoard({ path: harness.path });
     expect((await board.agents()).map((agent) => agent.identity).sort()).toEqual([...identities].sort());
@@ -84,30 +77,10 @@ describe("the board file", () => {
     const old = rawConnection(path);
     old.exec("DROP TABLE actions; DROP TABLE agents; DROP TABLE board; PRAGMA user_version = 0;");
     migrateSqlite(old, randomBytes, 1);
-    old.exec(`
-      INSERT INTO agents (identity, name, status, registered_at) VALUES ('agent:bob#0000000b', 'bob', 'active', 1);
-      INSERT INTO actions (id, seq, kind, recipient, sender, body, state, claimed_by, claimed_at, created_at)
-      VALUES ('act_000000000000000a', 1, 'job', '*', 'human', 'held', 'claimed', 'agent:bob#0000000b', 2, 1),
-             ('act_000000000000000b', 2, 'job', '*', 'human', 'waiting', 'open', NULL, NULL, 1);
-    `);
+    old.exec(olderBeeRows());
     old.close();
 
-    const board = await openBoard({ path });
-    const { records } = await board.list();
-    expect(
-      records.map((record) => [record.id, record.state, "fence" in record ? record.fence : null]),
-    ).toEqual([
-      ["act_000000000000000a", "claimed", 1],
-      ["act_000000000000000b", "open", null],
-    ]);
-    const [bob] = await board.agents();
-    expect(bob).toEqual({
-      identity: "agent:bob#0000000b",
-      name: "bob",
-      status: "active",
-      registeredAt: expect.any(String),
-    });
-    expect(await board.claimNext("agent:bob#0000000b" as never)).toMatchObject({ record: { fence: 1 } });
+    await expectOlderBeeRowsKept(await openBoard({ path }));
     expect(rawConnection(path).pragma("user_version", { simple: true })).toBe(2);
   });
 

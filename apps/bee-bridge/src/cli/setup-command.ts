@@ -1,6 +1,6 @@
 import { defineCommand, defineGroup, integer, UsageError } from "@bridgeworks/cli";
 import { ActionRecipient, DeciderName } from "@bridgeworks/protocol";
-import { describePlan, planClaudeSetup, writePlannedFiles } from "../setup-claude.js";
+import { describePlan, type PlannedFile, planClaudeSetup, writePlannedFiles } from "../setup-claude.js";
 import { planCodexSetup } from "../setup-codex.js";
 import { defaultDecider } from "./approval-commands.js";
 import { parseValue } from "./board-options.js";
@@ -73,16 +73,29 @@ const claudeCommand = defineCommand<BeeContext>()({
           }
         : undefined,
     });
-    if (options["dry-run"]) {
-      context.stdout(describePlan(planned));
-      return;
-    }
-    writePlannedFiles(planned);
-    for (const file of planned) {
-      context.stdout(`${file.before === file.after ? "unchanged" : "wrote"} ${file.path}\n`);
-    }
+    applyPlan(planned, options["dry-run"], context);
+    if (options.channel && !options["dry-run"]) context.stderr(channelAdvice);
   },
 });
+
+/** Prints the diff (dry run), or writes the files and says which changed. */
+function applyPlan(planned: readonly PlannedFile[], dryRun: boolean, context: BeeContext): void {
+  if (dryRun) {
+    context.stdout(describePlan(planned));
+    return;
+  }
+  writePlannedFiles(planned);
+  for (const file of planned) {
+    context.stdout(`${file.before === file.after ? "unchanged" : "wrote"} ${file.path}\n`);
+  }
+}
+
+/** What bee cannot write for --channel: Claude Code takes channels only from its own command line. */
+const channelAdvice =
+  "bee setup claude --channel: the bridge now pushes new actions; Claude Code 2.1.332 acts on them only\n" +
+  "when started with --dangerously-load-development-channels server:bee (a confirmation dialog at startup)\n" +
+  "from a claude.ai login whose organization allows channels; with an API key it skips them\n" +
+  '("channels feature is not currently available" in its --debug-file log) and bee_wait_action alone wakes it.\n';
 
 const codexCommand = defineCommand<BeeContext>()({
   name: "codex",
@@ -98,14 +111,7 @@ const codexCommand = defineCommand<BeeContext>()({
       env: context.env,
       homeDir: context.homeDir,
     });
-    if (options["dry-run"]) {
-      context.stdout(describePlan(planned));
-      return;
-    }
-    writePlannedFiles(planned);
-    for (const file of planned) {
-      context.stdout(`${file.before === file.after ? "unchanged" : "wrote"} ${file.path}\n`);
-    }
+    applyPlan(planned, options["dry-run"], context);
   },
 });
 

@@ -77,6 +77,23 @@ export async function waitForClaimable(
   });
 }
 
+/** A wait woken by every change (and by the next lapsing lease), for the scan given. */
+function waitOnEveryChange(
+  core: CoreContext,
+  start: number,
+  bounds: { timeoutMs: number; signal: AbortSignal | undefined },
+  scan: (after: number) => Promise<Scan>,
+) {
+  return core.runner.wait({
+    start,
+    scope: "every",
+    ...bounds,
+    closing: core.closing,
+    cursorAt: (position) => core.cursorAt(position),
+    scan,
+  });
+}
+
 /** Whether `record` is what the wait waits for, or can never become it. */
 function judge(record: ActionRecord, until: ActionWaitUntil): "reached" | "never" | "waiting" {
   if (record.state === "done" || record.state === "decided") return "reached";
@@ -113,23 +130,15 @@ export async function waitForAction(
     }
   };
   await abortable(look(), signal, core.closing);
-  const page = await core.runner.wait({
-    start: 0,
-    scope: "every",
-    timeoutMs,
-    signal,
-    closing: core.closing,
-    cursorAt: (position) => core.cursorAt(position),
-    scan: async (after): Promise<Scan> => {
-      const { record, holderExpiresInMs } = await look();
-      last = record;
-      const verdict = judge(record, target);
-      return {
-        records: verdict === "waiting" ? [] : [record],
-        position: after,
-        lookAgainInMs: holderExpiresInMs,
-      };
-    },
+  const page = await waitOnEveryChange(core, 0, { timeoutMs, signal }, async (after): Promise<Scan> => {
+    const { record, holderExpiresInMs } = await look();
+    last = record;
+    const verdict = judge(record, target);
+    return {
+      records: verdict === "waiting" ? [] : [record],
+      position: after,
+      lookAgainInMs: holderExpiresInMs,
+    };
   });
   const record = page.records[0] ?? last;
   if (record === undefined) throw actionNotFound(actionId);
@@ -158,23 +167,15 @@ export async function waitForChanges(
     core.closing,
   );
   let agentsVersion = version;
-  const page = await core.runner.wait({
-    start,
-    scope: "every",
-    timeoutMs,
-    signal,
-    closing: core.closing,
-    cursorAt: (position) => core.cursorAt(position),
-    scan: async (after): Promise<Scan> => {
-      const found = await scanSwept(core, () => core.read(async (store) => store.actionsAfter(after, limit)));
-      agentsVersion = found.agentsVersion;
-      return {
-        records: found.rows.map(actionFromRow),
-        position: found.rows.at(-1)?.seq ?? after,
-        lookAgainInMs: found.leaseExpiresInMs,
-        settle: seenAgents !== undefined && found.agentsVersion !== seenAgents,
-      };
-    },
+  const page = await waitOnEveryChange(core, start, { timeoutMs, signal }, async (after): Promise<Scan> => {
+    const found = await scanSwept(core, () => core.read(async (store) => store.actionsAfter(after, limit)));
+    agentsVersion = found.agentsVersion;
+    return {
+      records: found.rows.map(actionFromRow),
+      position: found.rows.at(-1)?.seq ?? after,
+      lookAgainInMs: found.leaseExpiresInMs,
+      settle: seenAgents !== undefined && found.agentsVersion !== seenAgents,
+    };
   });
   return { ...page, agentsVersion };
 }

@@ -219,35 +219,13 @@ interface ClaimInput {
   now: number;
 }
 
-interface DecideInput {
-  id: string;
-  by: string;
-  byName: string;
-  byHuman: 0 | 1;
-  decision: string;
-  reason: string | null;
-  now: number;
-}
+/** SQLite binds no booleans. */
+type DecideInput = Omit<DecideRequest, "byHuman"> & { byHuman: 0 | 1 };
 
-interface NewActionInput {
-  id: string;
-  kind: string;
-  recipient: string;
-  sender: string;
-  senderAgent: string | null;
-  body: string;
-  deciders: string | null;
-  now: number;
-}
+/** SQLite keeps an approval's deciders as JSON text. */
+type NewActionInput = Omit<NewAction, "deciders"> & { deciders: string | null };
 
-interface NewAgentInput {
-  identity: string;
-  name: string;
-  leased: 0 | 1;
-  host: string | null;
-  pid: number | null;
-  now: number;
-}
+type NewAgentInput = Omit<NewAgent, "leased"> & { leased: 0 | 1 };
 
 /** The SQL of the SQLite board, one prepared statement per question. */
 function prepareStatements(db: Database.Database) {
