@@ -72,7 +72,7 @@ describeCommandTable({ program: beeProgram, run: (argv) => bee(...argv), readme 
 describe("usage before the board", () => {
   test.each([
     [["post", "hello"], "--to: is required"],
-    [["post", "--to", "a b", "hello"], "--to: must be an agent name or *"],
+    [["post", "--to", "a b", "hello"], "--to: must be an agent name, * or human:<name>"],
     [["list", "--limit", "0"], '--limit: must be an integer from 1 to 500, got "0"'],
     [["list", "--board", "relative.db"], "--board: must be an absolute path or a postgres:// URL"],
     [["claim", "act_0123456789abcdef", "--as", "a b"], "--as: agent name may hold only"],
