@@ -120,6 +120,8 @@ for pkg in coreutils findutils diffutils sed grep gawk tar gzip bzip2 xz-utils b
 done | while IFS= read -r program; do
   [[ -x $program && ! -e $work/tools/bin/$(basename "$program") ]] && ln -s "$program" "$work/tools/bin/"
 done
+# nixpkgs' bash provides sh too.
+ln -sf "$(command -v bash)" "$work/tools/bin/sh"
 for program in gcc g++ cc c++ cpp ld as ar nm ranlib strip objdump readelf python3 patchelf; do
   path=$(PATH=/usr/bin:/bin command -v "$program") && ln -sf "$path" "$work/tools/bin/$program"
 done
