@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Offline checks of the Nix packaging, for .ci/run. Nothing is built here: the real nixpkgs cannot
-# be fetched or evaluated (Debian's Nix 2.8 is too old for it). The flake is evaluated against
+# Offline checks of the Nix packaging, for .ci/run. Nothing is built here: the locked nixpkgs cannot
+# be fetched here and Debian's Nix 2.8 is too old to evaluate it. The flake is evaluated against
 # nix/ci/stub-nixpkgs, a stand-in with exactly the nixpkgs names nix/ci/NIXPKGS.md lists (read
-# from the locked revision's sources). GitHub's "Nix" workflow builds and tests with real Nix.
+# from the locked revision's sources); its modules and meta against the real module system and
+# option declarations (nix/ci/upstream.json). GitHub's "Nix" workflow builds and tests with real Nix.
 #
-#   scripts/check-nix.sh [--root DIR]           all checks below (DIR: a copy of the repository)
-#   scripts/check-nix.sh --tarballs-only [...]  only check 1 (no Nix needed)
+#   scripts/check-nix.sh [--root DIR] [--require-upstream]   all checks below (DIR: a copy of the repository)
+#   scripts/check-nix.sh --tarballs-only [...]                only check 1 (no Nix needed)
 #
 #  1. nix/npm-tarballs.json is what nix/npm-tarballs.mjs makes of pnpm-lock.yaml.
 #  2. flake.nix, flake.lock and nix/ are git-tracked (a flake sees only tracked files).
@@ -13,19 +14,29 @@
 #  4. `nix flake check --no-build` against the stand-in, every system: a nixpkgs name or argument
 #     the list does not have (pnpm_12, fetchPnpmDeps, ...) fails here.
 #  5. The flake's packages are nix/apps.json's apps (+ default) on every system, with mainProgram.
-#  6. nix/ci/module-shape.nix: the NixOS and home-manager services, their systemd escaping, an
-#     environmentFile that refuses store paths and path literals.
-#  7. nix/ci/build-shape.nix: no build runs a test suite in the sandbox (doCheck, `run test`).
-#  8. nix/ci/check-repo.mjs: the sandbox unit tests need nothing but node; the systems the flake,
-#     the workflow and the README name agree; nixConfig names the workflow's Cachix cache and key.
+#  6. nix/ci/meta-check.nix: nixpkgs' check-meta platform rule (lib.meta.availableOn) on every
+#     package and check of every system.
+#  7. nix/ci/module-eval.nix: the NixOS and home-manager modules through nixpkgs' lib.evalModules
+#     against home-manager's own option declarations (and NixOS's, from the locked nixpkgs when it
+#     is in the store); their systemd escaping; an environmentFile that refuses store paths.
+#     6 and 7 need nix/ci/upstream.json's sources: in the store, or fetched from GitHub. Without
+#     them they are reported NOT CHECKED (--require-upstream, or GITHUB_ACTIONS=true: a failure).
+#  8. nix/ci/build-shape.nix: no build runs a test suite in the sandbox (doCheck, `run test`).
+#  9. The unit-tests check's vitest arguments (nix/build-steps.sh) select no file nix/sandbox.json
+#     excludes, and every project it names (`vitest list`, the workspace's own vitest).
+# 10. nix/ci/check-repo.mjs: the sandbox unit tests need nothing but node and their packages'
+#     tsconfig references; the systems the flake, the workflow and the README name agree;
+#     nixConfig names the workflow's Cachix cache and key.
 # Installs Debian's nix-bin when nix is missing (needs root and apt-get).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tarballs_only=false
+require_upstream=${GITHUB_ACTIONS:-false}
 while (($#)); do
   case "$1" in
     --tarballs-only) tarballs_only=true ;;
+    --require-upstream) require_upstream=true ;;
     --root)
       root="$(cd "$2" && pwd)"
       shift
@@ -69,7 +80,7 @@ if ! command -v nix-instantiate >/dev/null; then
 fi
 # Without a daemon only root may write /nix; anyone else evaluates into a store of their own
 # (a chroot store: the store paths printed are still /nix/store/...).
-if [[ $(id -u) != 0 && ! -w /nix/var/nix/db ]]; then
+if [[ $(id -u) != 0 && ! -w /nix/var/nix/db && ! -S /nix/var/nix/daemon-socket/socket ]]; then
   NIX_CONFIG+="store = local?root=${XDG_CACHE_HOME:-$HOME/.cache}/bridgeworks-nix"$'\n'
 fi
 
@@ -139,13 +150,67 @@ node -e '
 ' "$summary" || die "the flake's packages do not match nix/apps.json"
 step "packages of every system match nix/apps.json"
 
-nix eval --json --file nix/ci/module-shape.nix >/dev/null || die "nix/ci/module-shape.nix failed (see above)"
-step "NixOS and home-manager modules: services, systemd escaping, environmentFile outside the store"
+declare -A upstream=()
+while read -r name path; do
+  [[ $path == - ]] || upstream[$name]=$path
+done < <(bash nix/ci/upstream.sh paths --fetch)
+if [[ -n ${upstream[nixpkgs-lib]:-} && -n ${upstream[home-manager]:-} ]]; then
+  nix-instantiate --eval --strict --json nix/ci/meta-check.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" >/dev/null ||
+    die "a package or check is not available on a system the flake builds (nixpkgs' check-meta platform rule, see above)"
+  step "meta.platforms: every package and check evaluates on every system (nixpkgs' check-meta rule)"
+  locked=null
+  [[ -n ${upstream[nixpkgs]:-} ]] && locked=${upstream[nixpkgs]}
+  modules=$(nix-instantiate --eval --strict --json nix/ci/module-eval.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" \
+    --arg homeManager "${upstream[home-manager]}" --arg nixpkgs "$locked") ||
+    die "the NixOS or home-manager module fails the module system (lib.evalModules) or its checks (see above)"
+  step "NixOS and home-manager modules: lib.evalModules against home-manager's declarations, systemd escaping, environmentFile outside the store"
+  if [[ $(node -p 'JSON.parse(process.argv[1]).nixosDeclarations' "$modules") == freeform ]]; then
+    printf '%s\n' "check-nix: NOT CHECKED: NixOS's own option declarations (systemd.services.<name>: a misspelt or mistyped option)." \
+      "  They come from the locked nixpkgs (flake.lock), which is not in the Nix store here; after \`nix flake check\` it is" \
+      "  (GitHub's Nix workflow runs this script then). The NixOS module was evaluated with a freeform configuration." >&2
+    $require_upstream && die "--require-upstream: the locked nixpkgs is not in the store"
+  fi
+else
+  printf '%s\n' "check-nix: NOT CHECKED: meta.platforms (nixpkgs' check-meta rule) and the NixOS and home-manager modules" \
+    "  (lib.evalModules against home-manager's option declarations, systemd escaping, environmentFile)." \
+    "  They need nix/ci/upstream.json's sources, which are not in the Nix store and could not be fetched:" \
+    "$(bash nix/ci/upstream.sh paths | sed 's/^/    /')" \
+    "  With network they are fetched by hash; offline, add a checkout: nix/ci/upstream.sh add NAME DIR." >&2
+  $require_upstream && die "--require-upstream: the upstream sources are missing"
+fi
 
 nix eval --json --file nix/ci/build-shape.nix >/dev/null || die "nix/ci/build-shape.nix failed (see above)"
 step "no build runs a test suite in the sandbox"
 
+# What the unit-tests check runs: its own vitest arguments (nix/build-steps.sh), listed by the
+# workspace's vitest. A file nix/sandbox.json excludes must not be among them.
+[[ -x node_modules/.bin/vitest ]] ||
+  die "the unit-test selection is listed by the workspace's vitest: install the workspace first (node scripts/bootstrap.mjs check)"
+if ! selected=$(bridgeworksNix="$root/nix" bash -c 'set -euo pipefail; source nix/build-steps.sh; list=$(bridgeworks_unit_test_args)
+  mapfile -t args <<<"$list"; node_modules/.bin/vitest list --filesOnly --json "${args[@]}"' 2>"$eval_log"); then
+  die "vitest could not list the unit-tests check's files:" "$(cat "$eval_log")"
+fi
+node -e '
+  const [root, json] = process.argv.slice(1);
+  const { unitTests } = require(`${root}/nix/sandbox.json`);
+  const files = JSON.parse(json);
+  const problems = [];
+  for (const excluded of unitTests.exclude) {
+    if (files.some((f) => f.file === `${root}/${excluded}`))
+      problems.push(`the unit-tests check runs ${excluded}, which nix/sandbox.json excludes (nix/build-steps.sh bridgeworks_unit_test_args: vitest matches --exclude against each project root)`);
+  }
+  for (const project of unitTests.projects) {
+    if (!files.some((f) => f.projectName === project))
+      problems.push(`the unit-tests check runs no file of vitest project ${project}, which nix/sandbox.json names`);
+  }
+  if (problems.length) {
+    console.error(problems.map((p) => `check-nix: ${p}`).join("\n"));
+    process.exit(1);
+  }
+' "$root" "$selected" || die "the unit-tests check's files are not what nix/sandbox.json says"
+step "the unit-tests check runs nix/sandbox.json's projects, none of the files it excludes"
+
 nix_config=$(nix eval --json --file flake.nix --apply 'flake: flake.nixConfig or null') ||
   die "cannot read flake.nix nixConfig"
 node nix/ci/check-repo.mjs "$root" "$nix_config" || die "the Nix packaging's files disagree (see above)"
-step "sandbox unit tests, systems and binary cache agree across flake, workflow and README"
+step "sandbox unit tests, tsconfig references, systems and binary cache agree across flake, workflow and README"

@@ -99,8 +99,6 @@ let
       absolute = true;
       inStore = false;
     };
-    # Not used by the flake: modelled so the module check can show why it is refused for secrets.
-    path = pathWith { absolute = true; };
   };
 
   # lib/options.nix mkOption: exactly these arguments, no others.
@@ -121,10 +119,6 @@ let
 in
 {
   inherit escapeShellArg types mkOption;
-
-  # Not used by the flake: modelled so the module check can show why shell quoting is refused for
-  # systemd's ExecStart= (lib/strings.nix: the arguments, each escapeShellArg'd, space-separated).
-  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
 
   genAttrs =
     names: f:
