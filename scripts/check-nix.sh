@@ -7,6 +7,7 @@
 #
 #   scripts/check-nix.sh [--root DIR] [--require-upstream]   all checks below (DIR: a copy of the repository)
 #   scripts/check-nix.sh --tarballs-only [...]                only check 1 (no Nix needed)
+#   scripts/check-nix.sh --modules-only [...]                 only checks 1, 6 and 7 (Nix and node, no workspace)
 #
 #  1. nix/npm-tarballs.json is what nix/npm-tarballs.mjs makes of pnpm-lock.yaml.
 #  2. flake.nix, flake.lock and nix/ are git-tracked (a flake sees only tracked files).
@@ -20,7 +21,8 @@
 #     against home-manager's own option declarations (and NixOS's, from the locked nixpkgs when it
 #     is in the store); their systemd escaping; an environmentFile that refuses store paths.
 #     6 and 7 need nix/ci/upstream.json's sources: in the store, or fetched from GitHub. Without
-#     them they are reported NOT CHECKED (--require-upstream, or GITHUB_ACTIONS=true: a failure).
+#     them they are reported NOT CHECKED (a failure with GITHUB_ACTIONS=true or --require-upstream;
+#     --require-upstream also fails without the locked nixpkgs in the store).
 #  8. nix/ci/build-shape.nix: no build runs a test suite in the sandbox (doCheck, `run test`).
 #  9. The unit-tests check's vitest arguments (nix/build-steps.sh) select no file nix/sandbox.json
 #     excludes, and every project it names (`vitest list`, the workspace's own vitest).
@@ -32,11 +34,18 @@ set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 tarballs_only=false
-require_upstream=${GITHUB_ACTIONS:-false}
+modules_only=false
+# On GitHub the upstream sources can be fetched, so a missing one is a failure there.
+require_sources=${GITHUB_ACTIONS:-false}
+require_locked=false
 while (($#)); do
   case "$1" in
     --tarballs-only) tarballs_only=true ;;
-    --require-upstream) require_upstream=true ;;
+    --require-upstream)
+      require_sources=true
+      require_locked=true
+      ;;
+    --modules-only) modules_only=true ;;
     --root)
       root="$(cd "$2" && pwd)"
       shift
@@ -82,6 +91,44 @@ fi
 # (a chroot store: the store paths printed are still /nix/store/...).
 if [[ $(id -u) != 0 && ! -w /nix/var/nix/db && ! -S /nix/var/nix/daemon-socket/socket ]]; then
   NIX_CONFIG+="store = local?root=${XDG_CACHE_HOME:-$HOME/.cache}/bridgeworks-nix"$'\n'
+fi
+
+# 6 and 7: meta and modules against nix/ci/upstream.json's sources.
+check_modules() {
+  local name path locked modules
+  declare -A upstream=()
+  while read -r name path; do
+    [[ $path == - ]] || upstream[$name]=$path
+  done < <(bash nix/ci/upstream.sh paths --fetch)
+  if [[ -n ${upstream[nixpkgs-lib]:-} && -n ${upstream[home-manager]:-} ]]; then
+    nix-instantiate --eval --strict --json nix/ci/meta-check.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" >/dev/null ||
+      die "a package or check is not available on a system the flake builds (nixpkgs' check-meta platform rule, see above)"
+    step "meta.platforms: every package and check evaluates on every system (nixpkgs' check-meta rule)"
+    locked=null
+    [[ -n ${upstream[nixpkgs]:-} ]] && locked=${upstream[nixpkgs]}
+    modules=$(nix-instantiate --eval --strict --json nix/ci/module-eval.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" \
+      --arg homeManager "${upstream[home-manager]}" --arg nixpkgs "$locked") ||
+      die "the NixOS or home-manager module fails the module system (lib.evalModules) or its checks (see above)"
+    step "NixOS and home-manager modules: lib.evalModules against home-manager's declarations, systemd escaping, environmentFile outside the store"
+    if [[ $(node -p 'JSON.parse(process.argv[1]).nixosDeclarations' "$modules") == freeform ]]; then
+      printf '%s\n' "check-nix: NOT CHECKED: NixOS's own option declarations (systemd.services.<name>: a misspelt or mistyped option)." \
+        "  They come from the locked nixpkgs (flake.lock), which is not in the Nix store here; after \`nix flake check\` it is" \
+        "  (GitHub's Nix workflow runs this script then). The NixOS module was evaluated with a freeform configuration." >&2
+      if $require_locked; then die "--require-upstream: the locked nixpkgs is not in the store"; fi
+    fi
+  else
+    printf '%s\n' "check-nix: NOT CHECKED: meta.platforms (nixpkgs' check-meta rule) and the NixOS and home-manager modules" \
+      "  (lib.evalModules against home-manager's option declarations, systemd escaping, environmentFile)." \
+      "  They need nix/ci/upstream.json's sources, which are not in the Nix store and could not be fetched:" \
+      "$(bash nix/ci/upstream.sh paths | sed 's/^/    /')" \
+      "  With network they are fetched by hash; offline, add a checkout: nix/ci/upstream.sh add NAME DIR." >&2
+    if $require_sources; then die "the upstream sources are missing (--require-upstream, or GITHUB_ACTIONS=true)"; fi
+  fi
+}
+
+if $modules_only; then
+  check_modules
+  exit 0
 fi
 
 untracked=$(git ls-files --others --exclude-standard -- flake.nix flake.lock nix)
@@ -150,34 +197,7 @@ node -e '
 ' "$summary" || die "the flake's packages do not match nix/apps.json"
 step "packages of every system match nix/apps.json"
 
-declare -A upstream=()
-while read -r name path; do
-  [[ $path == - ]] || upstream[$name]=$path
-done < <(bash nix/ci/upstream.sh paths --fetch)
-if [[ -n ${upstream[nixpkgs-lib]:-} && -n ${upstream[home-manager]:-} ]]; then
-  nix-instantiate --eval --strict --json nix/ci/meta-check.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" >/dev/null ||
-    die "a package or check is not available on a system the flake builds (nixpkgs' check-meta platform rule, see above)"
-  step "meta.platforms: every package and check evaluates on every system (nixpkgs' check-meta rule)"
-  locked=null
-  [[ -n ${upstream[nixpkgs]:-} ]] && locked=${upstream[nixpkgs]}
-  modules=$(nix-instantiate --eval --strict --json nix/ci/module-eval.nix --arg nixpkgsLib "${upstream[nixpkgs-lib]}" \
-    --arg homeManager "${upstream[home-manager]}" --arg nixpkgs "$locked") ||
-    die "the NixOS or home-manager module fails the module system (lib.evalModules) or its checks (see above)"
-  step "NixOS and home-manager modules: lib.evalModules against home-manager's declarations, systemd escaping, environmentFile outside the store"
-  if [[ $(node -p 'JSON.parse(process.argv[1]).nixosDeclarations' "$modules") == freeform ]]; then
-    printf '%s\n' "check-nix: NOT CHECKED: NixOS's own option declarations (systemd.services.<name>: a misspelt or mistyped option)." \
-      "  They come from the locked nixpkgs (flake.lock), which is not in the Nix store here; after \`nix flake check\` it is" \
-      "  (GitHub's Nix workflow runs this script then). The NixOS module was evaluated with a freeform configuration." >&2
-    $require_upstream && die "--require-upstream: the locked nixpkgs is not in the store"
-  fi
-else
-  printf '%s\n' "check-nix: NOT CHECKED: meta.platforms (nixpkgs' check-meta rule) and the NixOS and home-manager modules" \
-    "  (lib.evalModules against home-manager's option declarations, systemd escaping, environmentFile)." \
-    "  They need nix/ci/upstream.json's sources, which are not in the Nix store and could not be fetched:" \
-    "$(bash nix/ci/upstream.sh paths | sed 's/^/    /')" \
-    "  With network they are fetched by hash; offline, add a checkout: nix/ci/upstream.sh add NAME DIR." >&2
-  $require_upstream && die "--require-upstream: the upstream sources are missing"
-fi
+check_modules
 
 nix eval --json --file nix/ci/build-shape.nix >/dev/null || die "nix/ci/build-shape.nix failed (see above)"
 step "no build runs a test suite in the sandbox"

@@ -148,20 +148,28 @@ let
       [
         {
           _file = "nix/ci/module-eval.nix (no NixOS declarations: the locked nixpkgs is not in the store)";
-          freeformType = lib.types.lazyAttrsOf lib.types.anything;
+          freeformType = nixosLib.types.lazyAttrsOf nixosLib.types.anything;
         }
       ]
     else
-      [ (declarationsOf lib (nixpkgs + "/nixos/modules/system/boot/systemd.nix")) ];
+      [ (declarationsOf nixosLib (nixpkgs + "/nixos/modules/system/boot/systemd.nix")) ];
+
+  # With the locked nixpkgs: its own lib, pkgs and nixos/lib/utils.nix, as NixOS evaluates the
+  # module. Without: the recorded lib, the stand-in's pkgs and utils (nix/ci/NIXPKGS.md).
+  nixosLib = if nixpkgs == null then lib else import (nixpkgs + "/lib");
+  nixosPkgs =
+    if nixpkgs == null then
+      stub.legacyPackages.x86_64-linux
+    else
+      import nixpkgs {
+        system = "x86_64-linux";
+        config = { };
+        overlays = [ ];
+      };
 
   nixosEval =
     settings:
-    let
-      pkgs = stub.legacyPackages.x86_64-linux;
-      # NixOS passes nixos/lib/utils.nix as the module argument `utils`.
-      utilsFile = if nixpkgs == null then pkgs.path + "/nixos/lib/utils.nix" else nixpkgs + "/nixos/lib/utils.nix";
-    in
-    lib.evalModules {
+    nixosLib.evalModules {
       class = "nixos";
       modules = [
         (ours ../nixos-module.nix flake.nixosModules.default)
@@ -173,8 +181,13 @@ let
           {
             _file = "a NixOS configuration (nix/ci/module-eval.nix)";
             _module.args = {
-              inherit pkgs;
-              utils = import utilsFile { inherit lib config pkgs; };
+              pkgs = nixosPkgs;
+              # NixOS passes nixos/lib/utils.nix as the module argument `utils`.
+              utils = import (nixosPkgs.path + "/nixos/lib/utils.nix") {
+                inherit config;
+                lib = nixosLib;
+                pkgs = nixosPkgs;
+              };
             };
             services.floot-daemon = settings;
           }
@@ -198,13 +211,18 @@ let
       exe = lib.getExe flake.packages.x86_64-linux.floot-daemon;
       envFileType = on.options.services.floot-daemon.environmentFile.type;
     in
-    # Every option the service sets, forced: checked against NixOS's declarations when present.
+    # The service forced (an option NixOS does not declare is refused here), then every value it
+    # sets (each checked against its declared type); not the whole environment (PATH is NixOS's).
     assert builtins.deepSeq [
-      service.serviceConfig
-      service.environment
-      service.wantedBy
-      service.after
-      service.description
+      escapedService.serviceConfig
+      escapedService.wantedBy
+      escapedService.after
+      escapedService.description
+      (map (name: escapedService.environment.${name}) [
+        "FLOOT_STATE_DIR"
+        "HOME"
+        "FLOOT_GREETING"
+      ])
     ] true;
     # Freeform (no NixOS declarations): a disabled module leaves `systemd` with no value at all.
     assert check (
