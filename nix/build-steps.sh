@@ -99,12 +99,13 @@ bridgeworks_unit_test_args() {
 }
 
 # The unit tests nix/sandbox.json names: vitest projects that need no program but node.
+# Arguments are passed on to vitest (the derivation passes none; a repo test passes file filters).
 bridgeworks_unit_tests() {
   local list
   local -a args
   list=$(bridgeworks_unit_test_args) || return 1
   mapfile -t args <<<"$list"
-  vitest run "${args[@]}"
+  vitest run "${args[@]}" "$@"
 }
 
 # Linux: the prebuilt executables an app ships (apps.json nativeExecutables, e.g. the Agent SDK's

@@ -1,9 +1,22 @@
-// scripts/check-nix.sh (the Nix step of .ci/run) fails on each defect of issue 17 when it is
-// reintroduced into a copy of the repository, naming it, and passes on the copy as it is.
+// scripts/check-nix.sh (the Nix step of .ci/run) fails on each defect of issues 17 and 34 when it
+// is reintroduced into a copy of the repository, naming it, and passes on the copy as it is.
 // Each case edits one file of a git-tracked copy (a flake sees only tracked files) and runs the
-// whole check with Nix (Debian's nix-bin, installed by the script when missing).
+// whole check with Nix (Debian's nix-bin, installed by the script when missing). The copy uses
+// this checkout's installed workspace (node_modules linked: check-nix.sh lists the unit tests
+// with its vitest) and the upstream sources in the Nix store (nix/ci/upstream.json: the module
+// and meta cases need nixpkgs' lib and home-manager there, or network to fetch them).
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -53,12 +66,36 @@ beforeAll(() => {
 
 afterAll(() => rmSync(pristine, { recursive: true, force: true }));
 
+/** Whether the locked nixpkgs (flake.lock) is in the Nix store (nix/ci/upstream.sh paths). */
+function lockedNixpkgsInStore(): boolean {
+  const result = spawnSync("bash", [join(repoRoot, "nix/ci/upstream.sh"), "paths"], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`nix/ci/upstream.sh paths: ${result.stderr}`);
+  return /^nixpkgs \/nix\/store\//m.test(result.stdout);
+}
+
+/** This checkout's installed workspace, linked into a copy (and kept out of its git index). */
+function linkWorkspace(root: string) {
+  const dirs = [
+    ".",
+    ...["packages", "apps"].flatMap((parent) =>
+      readdirSync(join(root, parent)).map((name) => join(parent, name)),
+    ),
+  ];
+  for (const dir of dirs) {
+    const installed = join(repoRoot, dir, "node_modules");
+    if (existsSync(installed) && existsSync(join(root, dir)))
+      symlinkSync(installed, join(root, dir, "node_modules"));
+  }
+  writeFileSync(join(root, ".gitignore"), "node_modules\n");
+}
+
 /** A git-tracked copy with `edit` applied; check-nix.sh's exit status and output. */
 function checkWith(edit: (root: string) => void) {
   const root = mkdtempSync(join(tmpdir(), "check-nix-case-"));
   try {
     cpSync(pristine, root, { recursive: true });
     edit(root);
+    linkWorkspace(root);
     git(root, ["init", "-q"]);
     git(root, ["add", "-A"]);
     const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root], {
@@ -89,7 +126,11 @@ const editJson = (root: string, file: string, edit: (value: Record<string, unkno
 describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000 }, () => {
   it("passes on the repository as it is", () => {
     const result = checkWith(() => {});
-    expect(result.output).toContain("sandbox unit tests, systems and binary cache agree");
+    expect(result.output).toContain(
+      "sandbox unit tests, tsconfig references, systems and binary cache agree",
+    );
+    expect(result.output).toContain("NixOS and home-manager modules: lib.evalModules");
+    expect(result.output).toContain("meta.platforms: every package and check evaluates on every system");
     expect(result.status).toBe(0);
   });
 
@@ -268,6 +309,84 @@ describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000
     });
     expect(result.status).toBe(1);
     expect(result.output).toContain("not nixpkgs' escapeSystemdExecArgs");
+  });
+
+  it("34: fails when model-double's tsconfig does not reference the workspace packages it imports", () => {
+    const result = checkWith((root) => {
+      writeFileSync(
+        join(root, "packages/model-double/tsconfig.json"),
+        `${JSON.stringify({ extends: "../../tsconfig.base.json", include: ["src"] }, null, 2)}\n`,
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "packages/model-double/tsconfig.json does not reference packages/runtime (@bridgeworks/runtime, a workspace dependency)",
+    );
+  });
+
+  it("34: fails when an excluded unit test would run (an --exclude path vitest does not match)", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/build-steps.sh", '--exclude "$PWD/$path"', '--exclude "$path"');
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "the unit-tests check runs packages/turn-journal/test/torn-write.test.ts, which nix/sandbox.json excludes",
+    );
+  });
+
+  it("34: fails when meta.platforms leaves out a system the flake builds (nixpkgs' check-meta)", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        "platforms = builtins.attrNames tarballs.systems;",
+        'platforms = [ "x86_64-linux" "aarch64-darwin" ];',
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "aarch64-linux.floot-daemon: Package ‘floot-daemon-0.0.0’ is not available on the requested hostPlatform",
+    );
+  });
+
+  it("34: fails when the launchd agent's ProcessType is not one launchd knows (home-manager's enum)", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/hm-module.nix", 'ProcessType = "Background";', 'ProcessType = "Backgroundd";');
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      'A definition for option `launchd.agents.floot-daemon.config.ProcessType\' is not of type `null or one of "Background"',
+    );
+  });
+
+  it("34: fails when the launchd agent's KeepAlive.SuccessfulExit is a string (home-manager: null or boolean)", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/hm-module.nix", "SuccessfulExit = false;", 'SuccessfulExit = "false";');
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "A definition for option `launchd.agents.floot-daemon.config.KeepAlive.SuccessfulExit' is not of type `null or boolean'",
+    );
+  });
+
+  it("34: refuses a misspelt NixOS option (afterr) where the locked nixpkgs is in the store, else says it was not checked", () => {
+    const result = checkWith((root) => {
+      replaceIn(
+        root,
+        "nix/nixos-module.nix",
+        'after = [ "network.target" ];',
+        'afterr = [ "network.target" ];',
+      );
+    });
+    if (lockedNixpkgsInStore()) {
+      expect(result.status).toBe(1);
+      expect(result.output).toContain("The option `systemd.services.floot-daemon.afterr' does not exist");
+    } else {
+      expect(result.status).toBe(0);
+      expect(result.output).toContain(
+        "NOT CHECKED: NixOS's own option declarations (systemd.services.<name>",
+      );
+    }
   });
 
   it("fails when pnpm-lock.yaml changed and nix/npm-tarballs.json was not regenerated", () => {
