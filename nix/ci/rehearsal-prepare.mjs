@@ -9,7 +9,7 @@
 // tools.json: { "path": "<PATH of the build>", "storePaths": { "nodejs": "...", "runtimeShell": "..." },
 //               "manifest": "<registry path -> tarball JSON file>", "nixCC": "<dir>", "makeWrapper": "<file>" }
 // Prints the runner's path.
-import { chmodSync, cpSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const [planPath, name, repo, dir, toolsPath] = process.argv.slice(2);
