@@ -37,16 +37,22 @@ function testFiles(dir, found = []) {
   return found;
 }
 
+/** The workspace's package directories: packages/* and apps/*. */
+function workspaceDirs() {
+  return ["packages", "apps"]
+    .filter((parent) => existsSync(join(root, parent)))
+    .flatMap((parent) =>
+      readdirSync(join(root, parent)).map((name) => ({ dir: join(parent, name), parent })),
+    );
+}
+
 function vitestProjects() {
   const projects = new Map();
-  for (const parent of ["packages", "apps"]) {
-    if (!existsSync(join(root, parent))) continue;
-    for (const name of readdirSync(join(root, parent))) {
-      const config = join(parent, name, "vitest.config.ts");
-      if (!existsSync(join(root, config))) continue;
-      const match = /bridgeworksProject\(\s*["']([^"']+)["']/.exec(read(config));
-      if (match) projects.set(match[1], { dir: join(parent, name), config, isApp: parent === "apps" });
-    }
+  for (const { dir, parent } of workspaceDirs()) {
+    const config = join(dir, "vitest.config.ts");
+    if (!existsSync(join(root, config))) continue;
+    const match = /bridgeworksProject\(\s*["']([^"']+)["']/.exec(read(config));
+    if (match) projects.set(match[1], { dir, config, isApp: parent === "apps" });
   }
   return projects;
 }
@@ -97,12 +103,9 @@ function checkSandbox() {
 
 function workspacePackages() {
   const packages = new Map();
-  for (const parent of ["packages", "apps"]) {
-    if (!existsSync(join(root, parent))) continue;
-    for (const name of readdirSync(join(root, parent))) {
-      const manifest = join(parent, name, "package.json");
-      if (existsSync(join(root, manifest))) packages.set(JSON.parse(read(manifest)).name, join(parent, name));
-    }
+  for (const { dir } of workspaceDirs()) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(join(root, manifest))) packages.set(JSON.parse(read(manifest)).name, dir);
   }
   return packages;
 }
