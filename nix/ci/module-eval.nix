@@ -210,7 +210,25 @@ let
       userService = asUser.config.systemd.services.floot-daemon;
       exe = lib.getExe flake.packages.x86_64-linux.floot-daemon;
       envFileType = on.options.services.floot-daemon.environmentFile.type;
+      # What the module sets on the service. With NixOS's declarations each exists anyway (a
+      # misspelt one is refused by the module system when the service is forced, below); freeform,
+      # a misspelt name is all there is to see, so it is named here.
+      sets = [
+        "description"
+        "wantedBy"
+        "after"
+        "path"
+        "environment"
+        "serviceConfig"
+      ];
+      unset = builtins.filter (name: !(escapedService ? ${name})) sets;
+      unknown = builtins.filter (name: !(builtins.elem name sets)) (builtins.attrNames escapedService);
     in
+    assert check (unset == [ ]) (
+      "the NixOS service does not set ${builtins.concatStringsSep ", " unset}"
+      + lib.optionalString (unknown != [ ]) " (it sets ${builtins.concatStringsSep ", " unknown}: misspelt?)"
+      + "; NixOS's own declarations, which refuse any option they do not declare, are checked where the locked nixpkgs is in the store"
+    );
     # The service forced (an option NixOS does not declare is refused here), then every value it
     # sets (each checked against its declared type); not the whole environment (PATH is NixOS's).
     assert builtins.deepSeq [
