@@ -54,10 +54,11 @@ function asAttacker(script: string, args: string[] = [], env: Record<string, str
   );
 }
 
+/** The daemon's log lines (its stderr also says where it listens, in words). */
 function jsonLines(text: string): Record<string, unknown>[] {
   return text
     .split("\n")
-    .filter((line) => line.trim() !== "")
+    .filter((line) => line.startsWith("{"))
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
@@ -512,7 +513,8 @@ describe("a hostile local user against the web UI", () => {
     });
     const w = world;
     await w.startDaemon();
-    const session = await w.createSession();
+    // The token mechanics, unconfined: confined, the command reaches no socket at all (hostile-agent.test.ts).
+    const session = await w.createSession({ sandbox: { enabled: false } });
     const turn = await w.send(session.id, "[attack8] run the setup script");
     await waitUntil(
       async () => {

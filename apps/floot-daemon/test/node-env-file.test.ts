@@ -100,11 +100,13 @@ async function run(command: string, args: string[], binDir: string, cwd = root) 
 }
 
 const requiredRan = () => (existsSync(marker) ? readFileSync(marker, "utf8") : "");
+// No CLI (and no sandbox) on this daemon's PATH: the sessions run no turn.
 const create = (...options: string[]) => [
   "session",
   "create",
   "--backend",
   "claude",
+  "--unconfined",
   ...options,
   "--state",
   stateDir,

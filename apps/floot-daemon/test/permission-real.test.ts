@@ -122,7 +122,10 @@ describe("permission requests: claude", () => {
     await floot(w, "approval", "allow", secondRequest.id, "--session");
     expect((await w.waitForEnd(second.id)).phase).toBe("completed");
     expect(secondRequest.suggestedRule).toBe("Bash(touch:*)");
-    expect(JSON.parse(await floot(w, "approval", "rules", session.id))).toEqual({ rules: ["Bash(touch:*)"] });
+    expect(JSON.parse(await floot(w, "approval", "rules", session.id))).toEqual({
+      rules: ["Bash(touch:*)"],
+      runAnyCode: [],
+    });
 
     const third = await w.send(session.id, "[third] run it");
     expect((await w.waitForEnd(third.id)).phase).toBe("completed");

@@ -1,6 +1,8 @@
+import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { statSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
-import type { FlootLoginCode, UiCredential } from "@bridgeworks/protocol";
+import type { FlootLoginCode, UiAccess, UiChallenge, UiCredential } from "@bridgeworks/protocol";
 import { afterEach, expect, test } from "vitest";
 import { uiSessionsFileName } from "../src/daemon/ui-auth.js";
 import { FlootWorld } from "./daemon-harness.js";
@@ -19,14 +21,54 @@ afterEach(async () => {
 
 const signIns = 50;
 
-async function overviewStatuses(origin: string, credentials: UiCredential[]): Promise<number[]> {
-  return Promise.all(
-    credentials.map(async ({ token }) => {
-      const response = await fetch(`${origin}/v1/overview`, {
-        headers: { authorization: `Bearer ${token}` },
+/** A page's sign-in as the page keeps it: the stored credential and its non-exportable key's private half. */
+interface SignedIn {
+  credential: UiCredential;
+  key: KeyObject;
+}
+
+/** One request on a connection of its own: no pooled connection to a killed daemon is ever reused. */
+function call<T>(
+  url: string,
+  method: "GET" | "POST",
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; json: T }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method, headers, agent: false }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        text += chunk;
       });
-      await response.body?.cancel();
-      return response.status;
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as T }));
+    });
+    request.on("error", reject);
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+const post = <T>(url: string, body: unknown) =>
+  call<T>(url, "POST", { "content-type": "application/json" }, body);
+
+/** What each page does after a (re)start: a challenge signed with its key, traded for an access token. */
+async function accessToken(origin: string, { credential, key }: SignedIn): Promise<string> {
+  const { json: challenge } = await post<UiChallenge>(`${origin}/ui/challenge`, { token: credential.token });
+  const message = Buffer.from(`floot-ui-access\n${origin}\n${challenge.nonce}`);
+  const signature = sign("sha256", message, { key, dsaEncoding: "ieee-p1363" }).toString("base64url");
+  const { json } = await post<UiAccess>(`${origin}/ui/access`, {
+    token: credential.token,
+    nonce: challenge.nonce,
+    signature,
+  });
+  return json.accessToken;
+}
+
+async function overviewStatuses(origin: string, pages: SignedIn[]): Promise<number[]> {
+  return Promise.all(
+    pages.map(async (page) => {
+      const token = await accessToken(origin, page);
+      return (await call(`${origin}/v1/overview`, "GET", { authorization: `Bearer ${token}` })).status;
     }),
   );
 }
@@ -40,7 +82,7 @@ test(`${signIns} sign-ins redeemed at once all work, and all still work after a 
   const wide = { UV_THREADPOOL_SIZE: String(signIns) };
   const { port } = (await world.startDaemon(wide)).file;
   const origin = `http://127.0.0.1:${port}`;
-  const signedIn: UiCredential[] = [];
+  const signedIn: SignedIn[] = [];
   for (let round = 1; round <= rounds; round += 1) {
     // The codes come over the socket, as floot open gets them; then every page redeems its own at once.
     const codes: string[] = [];
@@ -49,19 +91,20 @@ test(`${signIns} sign-ins redeemed at once all work, and all still work after a 
     }
     const redeemed = await Promise.all(
       codes.map(async (code) => {
-        const response = await fetch(`${origin}/ui/sign-in`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ code }),
+        const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+        const { x, y } = publicKey.export({ format: "jwk" });
+        const answer = await post<UiCredential>(`${origin}/ui/sign-in`, {
+          code,
+          publicKey: { kty: "EC", crv: "P-256", x, y },
         });
-        return { status: response.status, credential: (await response.json()) as UiCredential };
+        return { status: answer.status, page: { credential: answer.json, key: privateKey } };
       }),
     );
     expect(redeemed.map(({ status }) => status)).toEqual(Array(signIns).fill(201));
-    const credentials = redeemed.map(({ credential }) => credential);
-    expect(new Set(credentials.map(({ token }) => token)).size).toBe(signIns);
-    expect(await overviewStatuses(origin, credentials)).toEqual(Array(signIns).fill(200));
-    signedIn.push(...credentials);
+    const pages = redeemed.map(({ page }) => page);
+    expect(new Set(pages.map(({ credential }) => credential.token)).size).toBe(signIns);
+    expect(await overviewStatuses(origin, pages)).toEqual(Array(signIns).fill(200));
+    signedIn.push(...pages);
 
     // Every answer came after its token was saved: a SIGKILL right after loses none of them.
     await world.killDaemon();

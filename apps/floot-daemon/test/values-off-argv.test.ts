@@ -105,6 +105,8 @@ describe("values off argv", () => {
         "create",
         "--backend",
         "claude",
+        // No CLI (and no sandbox) on this daemon's PATH: the session runs none of its turns.
+        "--unconfined",
         "--env",
         "FROM_ENV",
         "--env-from",
@@ -126,8 +128,13 @@ describe("values off argv", () => {
 
   test("send <session> - takes the prompt from stdin, and no argv holds it", async () => {
     const session = JSON.parse(
-      (await runWatched(process.execPath, floot(["session", "create", "--backend", "claude", "--json"]), []))
-        .stdout,
+      (
+        await runWatched(
+          process.execPath,
+          floot(["session", "create", "--backend", "claude", "--unconfined", "--json"]),
+          [],
+        )
+      ).stdout,
     ) as FlootSession;
     const prompt = `a prompt with a secret ${randomBytes(8).toString("hex")}\nsecond line`;
     const result = await runWatched(
@@ -149,7 +156,7 @@ describe("values off argv", () => {
     writeFileSync(envFile, "GOOD=1\nthis line has hunter2 and no equals sign\n", { mode: 0o600 });
     const result = await runWatched(
       process.execPath,
-      floot(["session", "create", "--backend", "claude", "--env-from", envFile]),
+      floot(["session", "create", "--backend", "claude", "--unconfined", "--env-from", envFile]),
       [],
     );
     expect(result.code).toBe(2);

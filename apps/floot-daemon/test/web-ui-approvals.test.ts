@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { RecordedRequest, ScriptInput } from "@bridgeworks/model-double";
+import type { RecordedRequest } from "@bridgeworks/model-double";
 import type { FlootSessionRules, PermissionRequest, TurnRecord } from "@bridgeworks/protocol";
 import type { Locator, Page } from "playwright-core";
 import { expect, test } from "vitest";
+import { bashCallsScript as script } from "./bash-calls-script.js";
 import {
   browserTestScope,
   openBrowser,
@@ -22,39 +23,6 @@ import { FlootWorld } from "./daemon-harness.js";
 const scope = browserTestScope();
 
 const bodyText = (request: RecordedRequest) => JSON.stringify(request.body);
-
-/**
- * The model runs `command` on a prompt holding `marker` and says `done` once it has the result. The
- * prompt steps come first: each later request carries every earlier tool result in its history, so a
- * result step is consumed once, and the first unconsumed one present is the newest call's.
- */
-function script(calls: [marker: string, id: string, command: string, done: string][]): ScriptInput {
-  return {
-    steps: [
-      ...calls.map(([marker, id, command]) => ({
-        match: { lastUserTextIncludes: marker },
-        // A retry (after the restart) asks again with the same prompt.
-        repeat: true,
-        response: {
-          events: [
-            {
-              type: "tool_use" as const,
-              id,
-              nameFrom: { equals: "Bash" },
-              input: { command, description: "run" },
-            },
-          ],
-        },
-      })),
-      ...calls.map(([, id, , done], index) => ({
-        match: { toolResultFor: id },
-        // The last call's result may come twice: its turn may have been told of the restart first.
-        repeat: index === calls.length - 1,
-        response: { events: [{ type: "text" as const, text: done }] },
-      })),
-    ],
-  };
-}
 
 async function pendingCard(page: Page, status = "pending"): Promise<{ card: Locator; requestId: string }> {
   const card = page.locator(`.permission-card[data-status="${status}"]`);
@@ -126,6 +94,13 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
   await expect(page.locator(`[data-permission-request="${requestId}"]`).textContent()).resolves.toContain(
     "Allowed once.",
   );
+  // Who decided (issue 36): this page's sign-in, on the card and in the journal.
+  const decided = await w.client.request<PermissionRequest>("GET", `/v1/permission-requests/${requestId}`);
+  expect(decided.decidedBy).toMatchObject({ via: "web", origin: `http://127.0.0.1:${w.daemon!.file.port}` });
+  const signIn = (decided.decidedBy as { signIn: string }).signIn;
+  await expect(page.locator(`[data-permission-request="${requestId}"]`).textContent()).resolves.toContain(
+    `Decided in the web UI (sign-in ${signIn}).`,
+  );
   expect((await w.waitForEnd(first.id)).phase).toBe("completed");
   expect(existsSync(file("once.txt"))).toBe(true);
 
@@ -169,6 +144,7 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
   await page.locator('.session-rules li[data-added="1"]').waitFor({ state: "detached" });
   expect(await w.client.request<FlootSessionRules>("GET", `/v1/sessions/${session.id}/rules`)).toEqual({
     rules: [],
+    runAnyCode: [],
   });
 
   // A pending card survives SIGKILL of the daemon: the turn is interrupted, the card says deciding

@@ -303,12 +303,15 @@ export const PermissionRequestedEvent = lazySchema(() =>
     type: z.literal("permission.requested"),
     requestId: JournalId,
     toolName: z.string().min(1),
-    /** The call's input, bounded (`permissionInputSummaryChars`). */
+    /** The call as the human is shown it, whole (see `PermissionRequestDraft.inputSummary`). */
     inputSummary: z.string(),
     /** The session's rules in force when Claude Code asked: none of them matched the call. */
     unmatchedRules: z.array(z.string()),
-    /** A rule in Claude Code's syntax that "allow for this session" would add, e.g. `Bash(npm:*)`. */
-    suggestedRule: z.string(),
+    /**
+     * A rule in Claude Code's syntax that "allow for this session" would add, e.g. `Bash(touch:*)`, or
+     * for an interpreter the exact command; absent when no rule covers only this call.
+     */
+    suggestedRule: z.string().optional(),
   }),
 );
 export type PermissionRequestedEvent = z.infer<typeof PermissionRequestedEvent>;

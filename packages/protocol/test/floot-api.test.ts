@@ -78,6 +78,7 @@ describe("FlootSession", () => {
       workspace: "/tmp/ws",
       envNames: ["FOO"],
       effectFreeTools: ["Read"],
+      sandbox: { enabled: true },
     };
     expect(FlootSession.parse(session)).toEqual(session);
     expect(failedPaths(FlootSession, { ...session, env: { FOO: "bar" } })).toEqual([""]);
@@ -138,6 +139,7 @@ describe("web UI shapes", () => {
       workspace: "/tmp/ws",
       envNames: [],
       effectFreeTools: [],
+      sandbox: { enabled: false },
     };
     const status = {
       pid: 42,

@@ -790,7 +790,7 @@ export class TurnJournal {
         input_summary: valid.inputSummary,
         input_digest: valid.inputDigest,
         unmatched_rules: JSON.stringify(valid.unmatchedRules),
-        suggested_rule: valid.suggestedRule,
+        suggested_rule: valid.suggestedRule ?? "",
         now: this.#clock.now(),
       });
       const { toolName, inputSummary, unmatchedRules, suggestedRule } = valid;
@@ -802,7 +802,7 @@ export class TurnJournal {
             toolName,
             inputSummary,
             unmatchedRules,
-            suggestedRule,
+            ...(suggestedRule !== undefined && { suggestedRule }),
           },
         ],
       });

@@ -17,6 +17,7 @@ export interface PermissionRequestRow {
   input_summary: string;
   input_digest: string;
   unmatched_rules: string;
+  /** `''` when the request suggests no rule (the column predates optional suggestions). */
   suggested_rule: string;
   status: PermissionRequestStatus;
   decision: string | null;
@@ -37,7 +38,7 @@ export function toPermissionRequest(row: PermissionRequestRow): PermissionReques
     inputSummary: row.input_summary,
     inputDigest: row.input_digest,
     unmatchedRules: JSON.parse(row.unmatched_rules) as string[],
-    suggestedRule: row.suggested_rule,
+    ...(row.suggested_rule !== "" && { suggestedRule: row.suggested_rule }),
     status: row.status,
     ...(row.decision !== null && { decision: JSON.parse(row.decision) as PermissionDecision }),
     createdAt: isoTime(row.created_at),

@@ -94,6 +94,23 @@ describe("permission requests", () => {
     expect(journal.checkConsistency()).toEqual([]);
   });
 
+  test("a request may suggest no rule, and keeps a whole multi-line call with escaped rule parentheses", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    const shown = `python3 - <<'EOF'\n${"print(1)\n".repeat(500)}EOF`;
+    const { suggestedRule: _, ...withoutRule } = draft;
+    const request = journal.requestPermission(turn.id, { ...withoutRule, inputSummary: shown });
+    expect(request).not.toHaveProperty("suggestedRule");
+    expect(request.inputSummary).toBe(shown);
+    const event = journal.readEvents(turn.id, 0, 10_000).at(-1)?.event;
+    expect(event).toMatchObject({ type: "permission.requested", inputSummary: shown });
+    expect(event).not.toHaveProperty("suggestedRule");
+    const rule = 'Bash(python3 -c "print\\(6\\*7\\)")';
+    journal.decidePermissionRequest(request.id, { behavior: "allow", scope: "session", rule }, person);
+    expect(journal.listSessionRules(turn.sessionId)).toEqual([rule]);
+    expect(journal.checkConsistency()).toEqual([]);
+  });
+
   test("a session's list hears each request asked, decided or expired; the open list is per session too", () => {
     const { journal } = createTestJournal();
     const turn = runningTurn(journal);

@@ -6,17 +6,42 @@ import {
   type FlootSessionRules,
   type PermissionRequest,
 } from "@bridgeworks/protocol";
+import type { FlootClient } from "../client/api-client.js";
+import { digestShown } from "../shown-digest.js";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
 
 const command = defineCommand<FlootContext>();
 
+/** The call as the daemon shows it, whole, every line indented (the daemon wrote what does not print). */
+const indented = (shown: string) => shown.replace(/^/gm, "    ");
+
 const describeRequest = (r: PermissionRequest) =>
-  `${r.id}  ${r.status}  ${r.toolName}  ${r.inputSummary.split("\n")[0]}  (turn ${r.turnId}; ${
+  `${r.id}  ${r.status}  ${r.toolName}  (turn ${r.turnId}; ${
     r.decidedBy === undefined
-      ? `session rule: ${r.suggestedRule}`
+      ? `session rule: ${r.suggestedRule ?? "none suggested"}`
       : `decided by ${describeActor(r.decidedBy)}`
-  })`;
+  })\n${indented(r.inputSummary)}`;
+
+/**
+ * Reads the request, prints the whole call on stderr and returns the digest of what was printed: the
+ * decision names it, so the daemon refuses it if the request shows anything else.
+ */
+async function showBeforeDeciding(
+  client: FlootClient,
+  context: FlootContext,
+  requestId: string,
+  verb: string,
+): Promise<{ request: PermissionRequest; shownDigest: string }> {
+  const request = await client.request<PermissionRequest>(
+    "GET",
+    `/v1/permission-requests/${pathId(requestId)}`,
+  );
+  context.stderr.write(
+    `${verb} this ${request.toolName} call of turn ${request.turnId} (request ${request.id}):\n${indented(request.inputSummary)}\n`,
+  );
+  return { request, shownDigest: digestShown(request.inputSummary) };
+}
 
 const describeDecision = (answer: DecidePermissionResponse) => {
   const { request } = answer;
@@ -28,7 +53,8 @@ const describeDecision = (answer: DecidePermissionResponse) => {
 
 const listCommand = command({
   name: "list",
-  summary: "list the permission requests waiting for a decision (pending, or orphaned by a restart)",
+  summary:
+    "list the permission requests waiting for a decision (pending, or orphaned by a restart), each call whole",
   options: {
     all: { type: "boolean", summary: "the newest 200 requests whatever their status, with who decided each" },
     ...daemonOptions,
@@ -46,7 +72,8 @@ const listCommand = command({
 
 const allowCommand = command({
   name: "allow",
-  summary: "let the call run; with --session, also add a rule the session's later calls need not ask for",
+  summary:
+    "print the whole call on stderr and let it run; with --session, also add a rule its later calls need not ask for",
   positionals: [{ name: "request", summary: "the request's id" }],
   options: {
     session: { type: "boolean", summary: "allow for this session: add a rule (default: the suggested one)" },
@@ -65,11 +92,16 @@ const allowCommand = command({
     },
   ],
   async run({ args, options }, context) {
+    const client = connect(context, options.state);
+    const { request, shownDigest } = await showBeforeDeciding(client, context, args.request, "allowing");
+    const rule = options.session ? (options.rule ?? request.suggestedRule) : undefined;
+    if (rule !== undefined) context.stderr.write(`and for this session, the rule ${rule}\n`);
     const body = {
       scope: options.session ? "session" : "once",
       ...(options.rule !== undefined && { rule: options.rule }),
+      shownDigest,
     };
-    const answer = await connect(context, options.state).request<DecidePermissionResponse>(
+    const answer = await client.request<DecidePermissionResponse>(
       "POST",
       `/v1/permission-requests/${pathId(args.request)}/allow`,
       body,
@@ -80,17 +112,19 @@ const allowCommand = command({
 
 const denyCommand = command({
   name: "deny",
-  summary: "refuse the call; the model reads the message in the tool result",
+  summary: "print the whole call on stderr and refuse it; the model reads the message in the tool result",
   positionals: [{ name: "request", summary: "the request's id" }],
   options: {
     message: { type: "string", placeholder: "M", summary: "what to tell the model" },
     ...daemonOptions,
   },
   async run({ args, options }, context) {
-    const answer = await connect(context, options.state).request<DecidePermissionResponse>(
+    const client = connect(context, options.state);
+    const { shownDigest } = await showBeforeDeciding(client, context, args.request, "denying");
+    const answer = await client.request<DecidePermissionResponse>(
       "POST",
       `/v1/permission-requests/${pathId(args.request)}/deny`,
-      options.message !== undefined ? { message: options.message } : {},
+      { ...(options.message !== undefined && { message: options.message }), shownDigest },
     );
     show(context, options.json, answer, () => describeDecision(answer));
   },
@@ -111,8 +145,10 @@ const rulesCommand = command({
       options.remove !== undefined
         ? await client.request<FlootSessionRules>("POST", `${path}/remove`, { rule: options.remove })
         : await client.request<FlootSessionRules>("GET", path);
+    const marked = (rule: string) =>
+      list.runAnyCode.includes(rule) ? `${rule}  (lets the agent run any code)` : rule;
     show(context, options.json, list, () =>
-      list.rules.length === 0 ? "no session rules" : list.rules.join("\n"),
+      list.rules.length === 0 ? "no session rules" : list.rules.map(marked).join("\n"),
     );
   },
 });

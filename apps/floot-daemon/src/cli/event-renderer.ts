@@ -18,7 +18,7 @@ export function renderEvent({ event }: TurnEventEnvelope): string | undefined {
     case "secret.resolved":
       return `secret request ${event.requestId} ${event.status}`;
     case "permission.requested":
-      return `permission requested: ${event.toolName} ${event.inputSummary.split("\n")[0]}\n   decide with: floot approval allow|deny ${event.requestId}`;
+      return `permission requested: ${event.toolName}\n${event.inputSummary.replace(/^/gm, "    ")}\n   decide with: floot approval allow|deny ${event.requestId}`;
     case "permission.resolved":
       return `permission request ${event.requestId} ${event.status}${event.message !== undefined ? `: ${event.message}` : ""}`;
     case "error":

@@ -1,13 +1,15 @@
-import type {
-  DecidePermissionResponse,
-  DecisionActor,
-  PermissionDecision,
-  PermissionPromptAnswer,
-  PermissionRequest,
-  TurnRecord,
+import {
+  type DecidePermissionResponse,
+  type DecisionActor,
+  type PermissionDecision,
+  type PermissionPromptAnswer,
+  type PermissionRequest,
+  permissionInputShownBytes,
+  type TurnRecord,
 } from "@bridgeworks/protocol";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
-import { digestInput, ruleAllows, suggestRule, summarizeInput } from "./permission-rules.js";
+import { digestShown } from "../shown-digest.js";
+import { digestInput, ruleAllows, shownInput, suggestRule } from "./permission-rules.js";
 import type { TurnContext } from "./secret-broker.js";
 
 /** A call Claude Code asks about through the permission prompt tool. */
@@ -48,6 +50,19 @@ interface Waiter {
 
 const deniedByDefault = "The human denied this tool call.";
 
+export type PermissionBrokerErrorCode = "digest_mismatch";
+
+/** A decision the broker refuses: `code` says why, `message` names the request. */
+export class PermissionBrokerError extends Error {
+  constructor(
+    readonly code: PermissionBrokerErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "PermissionBrokerError";
+  }
+}
+
 /**
  * Between Claude Code's permission prompt and the human: the request goes to the journal and waits for a
  * decision. A decision made after a restart orphaned the request goes to the turn's retry, whose
@@ -83,14 +98,31 @@ export class PermissionBroker {
     const inputDigest = digestInput(input);
     const carried = journal.findUnappliedPermissionDecision(context.sessionId, toolName, inputDigest);
     if (carried) return this.#apply(carried, context.turnId, input);
+    const shown = shownInput(toolName, input);
+    const shownBytes = Buffer.byteLength(shown, "utf8");
+    if (shownBytes > permissionInputShownBytes) {
+      return {
+        behavior: "deny",
+        message: `floot: the call is ${shownBytes} bytes as a permission request would show it, more than the ${permissionInputShownBytes} bytes one shows whole; it was not run and nobody was asked`,
+      };
+    }
+    const suggestedRule = suggestRule(toolName, input);
     const request = journal.requestPermission(context.turnId, {
       toolCallKey: call.toolCallKey,
       toolName,
-      inputSummary: summarizeInput(toolName, input),
+      inputSummary: shown,
       inputDigest,
       unmatchedRules: rules,
-      suggestedRule: suggestRule(toolName, input),
+      ...(suggestedRule !== undefined && { suggestedRule }),
     });
+    // The same tool_use id asked before with another input: a decision on what that request shows must
+    // never let this call run.
+    if (request.inputDigest !== inputDigest) {
+      return {
+        behavior: "deny",
+        message: `floot: tool call ${call.toolCallKey} already asked with another input (request ${request.id}); this one was not run`,
+      };
+    }
     if (request.status !== "pending") {
       if (request.decision && request.appliedAt === undefined)
         return this.#apply(request, context.turnId, input);
@@ -100,10 +132,16 @@ export class PermissionBroker {
   }
 
   /**
-   * The human's decision, journaled with who made it. "Allow for this session" without a rule adds the
-   * request's suggested rule.
+   * The human's decision, made on the text whose digest is `shownDigest` (`digestShown` of the request's
+   * `inputSummary`; another digest is refused) and journaled with who made it. "Allow for this session"
+   * without a rule adds the request's suggested rule.
    */
-  decide(requestId: string, decision: PermissionDecision, by: DecisionActor): DecidePermissionResponse {
+  decide(
+    requestId: string,
+    decision: PermissionDecision,
+    by: DecisionActor,
+    shownDigest: string,
+  ): DecidePermissionResponse {
     const { journal } = this.#options;
     const request = journal.getPermissionRequest(requestId);
     if (!request) {
@@ -112,10 +150,14 @@ export class PermissionBroker {
         `permission request ${requestId} does not exist`,
       );
     }
-    const complete: PermissionDecision =
-      decision.behavior === "allow" && decision.scope === "session"
-        ? { ...decision, rule: decision.rule ?? request.suggestedRule }
-        : decision;
+    const requestDigest = digestShown(request.inputSummary);
+    if (shownDigest !== requestDigest) {
+      throw new PermissionBrokerError(
+        "digest_mismatch",
+        `permission request ${requestId} shows a text of digest ${requestDigest}, not the ${shownDigest} the decision names: read the request again and decide on the whole of what it shows`,
+      );
+    }
+    const complete = withSessionRule(decision, request);
     const decided = journal.decidePermissionRequest(requestId, complete, by);
     if (request.status === "orphaned") {
       const retry = journal.retryTurn(request.turnId);
@@ -193,6 +235,19 @@ export class PermissionBroker {
       }
     });
   }
+}
+
+/** "Allow for this session" without a rule takes the request's suggestion; without one, a rule is needed. */
+function withSessionRule(decision: PermissionDecision, request: PermissionRequest): PermissionDecision {
+  if (decision.behavior !== "allow" || decision.scope !== "session" || decision.rule !== undefined)
+    return decision;
+  if (request.suggestedRule === undefined) {
+    throw new JournalError(
+      "invalid_input",
+      `decision.rule: permission request ${request.id} suggests no rule (no rule covers only this call); name one, or allow once`,
+    );
+  }
+  return { ...decision, rule: request.suggestedRule };
 }
 
 function allow(input: Record<string, unknown>): PermissionPromptAnswer {

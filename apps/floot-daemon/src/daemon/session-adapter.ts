@@ -3,6 +3,7 @@ import { type BackendAdapter, createClaudeAdapter, createCodexAdapter } from "@b
 import type { SessionRecord } from "@bridgeworks/protocol";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 import { backendCommandOf, installHintOf } from "./backend-status.js";
+import { claudeReadsAsFlootDoes } from "./claude-rule-syntax.js";
 import type { SessionStore } from "./session-store.js";
 
 /** The rules a session's Claude turns get as `--allowedTools`: its own, then those "allow for this session" added. */
@@ -10,7 +11,11 @@ export function sessionRulesOf(sessionId: string, sessions: SessionStore, journa
   return [...(sessions.options(sessionId).allowedTools ?? []), ...journal.listSessionRules(sessionId)];
 }
 
-/** The backend adapter a session's next turn runs through: its backend, options and rules. */
+/**
+ * The backend adapter a session's next turn runs through: its backend, options and rules. A rule
+ * Claude Code would read otherwise than the daemon does stays out of `--allowedTools`: Claude Code then
+ * asks, and the daemon's permission broker answers for it (claude-rule-syntax.ts).
+ */
 export function adapterFor(
   session: SessionRecord,
   rules: readonly string[],
@@ -24,13 +29,14 @@ export function adapterFor(
     ...(options.model !== undefined && { model: options.model }),
   };
   if (session.backend === "claude") {
+    const allowedTools = rules.filter(claudeReadsAsFlootDoes);
     return createClaudeAdapter({
       ...common,
       command: backendCommandOf("claude", env),
       installHint: installHintOf("claude"),
       // Text deltas are journaled as they arrive, so a follower sees the turn stream, not jump.
       includePartialMessages: true,
-      ...(rules.length > 0 && { allowedTools: rules }),
+      ...(allowedTools.length > 0 && { allowedTools }),
       ...(options.permissionMode !== undefined && {
         extraArgs: ["--permission-mode", options.permissionMode],
       }),

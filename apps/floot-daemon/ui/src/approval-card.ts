@@ -1,5 +1,6 @@
 import type {
   DecidePermissionResponse,
+  DecisionActor,
   PermissionRequest,
   PermissionRequestedEvent,
   PermissionResolvedEvent,
@@ -64,7 +65,9 @@ class PermissionCard {
   readonly #choices: HTMLElement;
   readonly #note: HTMLElement;
   readonly #expiry: HTMLElement;
-  readonly #rule: HTMLInputElement;
+  /** The whole call, as the daemon wrote it to be shown; a decision names the digest of its text. */
+  readonly #shown: HTMLElement;
+  readonly #rule: HTMLTextAreaElement;
   readonly #message: HTMLInputElement;
   #state: CardState = "pending";
   #expiresAt: number | undefined;
@@ -75,14 +78,21 @@ class PermissionCard {
     this.#requestId = event.requestId;
     this.#actions = actions;
     const id = `permission-${++cardCount}`;
-    this.#rule = h("input", {
-      id: `${id}-rule`,
-      class: "input input-mono",
-      value: event.suggestedRule,
-      autocomplete: "off",
-      spellcheck: "false",
-      "aria-label": "Rule to store for this session",
-    });
+    // A textarea: an exact command as a rule may span lines.
+    this.#rule = h(
+      "textarea",
+      {
+        id: `${id}-rule`,
+        class: "input input-mono permission-rule",
+        rows: Math.min(6, (event.suggestedRule ?? "").split("\n").length),
+        autocomplete: "off",
+        spellcheck: "false",
+        placeholder: "No rule covers only this call: type one",
+        "aria-label": "Rule to store for this session",
+      },
+      event.suggestedRule ?? "",
+    );
+    this.#shown = h("pre", { class: "permission-input", tabindex: "0" }, event.inputSummary);
     this.#message = h("input", {
       id: `${id}-message`,
       class: "input",
@@ -103,11 +113,10 @@ class PermissionCard {
       h(
         "div",
         { class: "permission-row" },
-        button(
-          "Allow for this session",
-          "",
-          () => void this.#decide("allow", { scope: "session", rule: this.#rule.value.trim() }),
-        ),
+        button("Allow for this session", "", () => {
+          const rule = this.#rule.value.trim();
+          void this.#decide("allow", rule ? { scope: "session", rule } : { scope: "session" });
+        }),
         h("label", { for: `${id}-rule`, class: "muted" }, "stores the rule"),
         this.#rule,
       ),
@@ -137,7 +146,8 @@ class PermissionCard {
         "Permission requested: ",
         h("code", {}, toolLabel(event.toolName)),
       ),
-      h("pre", { class: "permission-input" }, event.inputSummary),
+      this.#shown,
+      sizeNote(event.inputSummary),
       h(
         "p",
         { class: "permission-rules muted" },
@@ -160,7 +170,7 @@ class PermissionCard {
       this.#setState("orphaned");
       return;
     }
-    this.#close(outcomeOf(event.status, event.rule, event.message));
+    this.#close(outcomeOf(event.status, event.rule, event.message, event.by));
   }
 
   setOpen(request: PermissionRequest | undefined): void {
@@ -192,10 +202,11 @@ class PermissionCard {
   async #decide(behavior: "allow" | "deny", body: Record<string, string>): Promise<void> {
     for (const each of this.#choices.querySelectorAll("button")) each.disabled = true;
     try {
+      const shownDigest = await sha256Hex(this.#shown.textContent ?? "");
       const answer = await api<DecidePermissionResponse>(
         "POST",
         `/v1/permission-requests/${encodeURIComponent(this.#requestId)}/${behavior}`,
-        body,
+        { ...body, shownDigest },
       );
       this.#closeWith(answer.request);
       if (answer.deliveredTo === "retry") this.#note.append(" A retry of the interrupted turn carries it.");
@@ -212,7 +223,7 @@ class PermissionCard {
     const decision = request.decision;
     const rule = decision?.behavior === "allow" ? decision.rule : undefined;
     const message = decision?.behavior === "deny" ? decision.message : undefined;
-    this.#close(outcomeOf(request.status, rule, message));
+    this.#close(outcomeOf(request.status, rule, message, request.decidedBy));
   }
 
   #setState(state: "pending" | "orphaned"): void {
@@ -264,23 +275,55 @@ class PermissionCard {
   }
 }
 
+/** Under a call too long to read at a glance: how long it is, so nobody takes the first lines for all. */
+function sizeNote(shown: string): HTMLElement | undefined {
+  const lines = shown.split("\n").length;
+  if (shown.length <= 600 && lines <= 10) return undefined;
+  const count = (n: number, unit: string) => `${n.toLocaleString("en")} ${unit}${n === 1 ? "" : "s"}`;
+  return h(
+    "p",
+    { class: "permission-size muted" },
+    `${count(shown.length, "character")} in ${count(lines, "line")}: scroll the block to read all of it.`,
+  );
+}
+
+/** What a decision names: SHA-256 (hex) of the UTF-8 of the text the card shows. */
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 function ruleList(rules: readonly string[]): HTMLElement[] {
   return rules.flatMap((rule, index) => [...(index > 0 ? [h("span", {}, ", ")] : []), h("code", {}, rule)]);
+}
+
+/** Who decided, as the card says it: a page's sign-in, or the process behind the CLI or API token. */
+function decidedBy(actor: DecisionActor | undefined): string {
+  if (actor === undefined) return "";
+  if (actor.via === "web") return ` Decided in the web UI (sign-in ${actor.signIn}).`;
+  const how = actor.via === "socket" ? "the CLI" : "the API token";
+  return actor.peer === undefined
+    ? ` Decided through ${how} (process unknown).`
+    : ` Decided through ${how} by process ${actor.peer.pid} (${actor.peer.executable}, uid ${actor.peer.uid}).`;
 }
 
 function outcomeOf(
   status: string,
   rule: string | undefined,
   message: string | undefined,
+  by?: DecisionActor,
 ): { status: string; text: string } {
   switch (status) {
     case "allowed":
       return {
         status,
-        text: rule ? `✓ Allowed for this session: ${rule} is now one of its rules.` : "✓ Allowed once.",
+        text: `${rule ? `✓ Allowed for this session: ${rule} is now one of its rules.` : "✓ Allowed once."}${decidedBy(by)}`,
       };
     case "denied":
-      return { status, text: message ? `Denied. The agent was told: “${message}”` : "Denied." };
+      return {
+        status,
+        text: `${message ? `Denied. The agent was told: “${message}”` : "Denied."}${decidedBy(by)}`,
+      };
     case "expired":
       return { status, text: "Expired: nobody decided in time, so the call was denied." };
     case "cancelled":

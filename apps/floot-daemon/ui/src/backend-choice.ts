@@ -52,6 +52,13 @@ function noteOf(status: FlootBackendStatus): HTMLElement {
     );
   }
   const found = `${name}: ${status.version ?? "installed"} at ${status.path ?? status.command}`;
+  if (!status.sandbox.available) {
+    return h(
+      "li",
+      { class: "warn", "data-backend": status.backend, "data-state": "no-sandbox" },
+      `${found}. Its sandbox cannot run here: ${status.sandbox.problem ?? "unavailable"}. A session needs "Run its commands without a sandbox" under Sandbox.`,
+    );
+  }
   if (!status.signedIn.likely) {
     return h(
       "li",

@@ -14,6 +14,8 @@ export class SessionRules {
   readonly #timeout: HTMLElement;
   #session: FlootSession | undefined;
   #added: string[] = [];
+  /** The session's rules (fixed or added) that let the agent run any code, as the daemon judges them. */
+  #runAnyCode = new Set<string>();
 
   constructor(sessionId: string) {
     this.#sessionId = sessionId;
@@ -34,11 +36,9 @@ export class SessionRules {
   async refresh(session = this.#session): Promise<void> {
     this.#session = session;
     if (session?.backend !== "claude") return;
-    const { rules } = await api<FlootSessionRules>(
-      "GET",
-      `/v1/sessions/${encodeURIComponent(this.#sessionId)}/rules`,
+    this.#take(
+      await api<FlootSessionRules>("GET", `/v1/sessions/${encodeURIComponent(this.#sessionId)}/rules`),
     );
-    this.#added = rules;
     this.#render();
   }
 
@@ -47,12 +47,15 @@ export class SessionRules {
     if (!session) return;
     this.element.hidden = false;
     const fixed = session.allowedTools ?? [];
+    const runsAnyCode = (rule: string) =>
+      this.#runAnyCode.has(rule) && h("span", { class: "rule-runs-code" }, " lets the agent run any code");
     const rows = [
       ...fixed.map((rule) =>
         h(
           "li",
           { "data-rule": rule },
           h("code", {}, rule),
+          runsAnyCode(rule),
           h("span", { class: "muted" }, " set at creation"),
         ),
       ),
@@ -61,6 +64,7 @@ export class SessionRules {
           "li",
           { "data-rule": rule, "data-added": "1" },
           h("code", {}, rule),
+          runsAnyCode(rule),
           h(
             "button",
             {
@@ -82,14 +86,20 @@ export class SessionRules {
         : `A permission request nobody decides within ${duration(ms)} is denied.`;
   }
 
+  #take({ rules, runAnyCode }: FlootSessionRules): void {
+    this.#added = rules;
+    this.#runAnyCode = new Set(runAnyCode);
+  }
+
   async #remove(rule: string): Promise<void> {
     try {
-      const { rules } = await api<FlootSessionRules>(
-        "POST",
-        `/v1/sessions/${encodeURIComponent(this.#sessionId)}/rules/remove`,
-        { rule },
+      this.#take(
+        await api<FlootSessionRules>(
+          "POST",
+          `/v1/sessions/${encodeURIComponent(this.#sessionId)}/rules/remove`,
+          { rule },
+        ),
       );
-      this.#added = rules;
       this.#note.className = "muted";
       this.#note.textContent = `Removed ${rule}: later turns ask again.`;
       this.#render();

@@ -65,6 +65,15 @@ export class SessionsPage {
       autocomplete: "off",
       spellcheck: "false",
     });
+    const unconfined = h("input", { id: "new-unconfined", type: "checkbox", name: "unconfined" });
+    const hosts = h("input", {
+      id: "new-hosts",
+      class: "input",
+      name: "allowedHosts",
+      placeholder: "e.g. registry.npmjs.org, *.github.com",
+      autocomplete: "off",
+      spellcheck: "false",
+    });
     const submit = h("button", { type: "submit", class: "button button-primary" }, "Create session");
     const choice = new BackendChoice(backend, submit);
     void choice.load();
@@ -97,6 +106,12 @@ export class SessionsPage {
                 .filter(Boolean);
               if (allowed.length > 0) body.allowedTools = allowed;
             }
+            const allowedHosts = hosts.value
+              .split(",")
+              .map((each) => each.trim())
+              .filter(Boolean);
+            if (unconfined.checked) body.sandbox = { enabled: false };
+            else if (allowedHosts.length > 0) body.sandbox = { enabled: true, allowedHosts };
             submit.disabled = true;
             try {
               const session = await api<FlootSession>("POST", "/v1/sessions", body);
@@ -122,6 +137,23 @@ export class SessionsPage {
           "Workspace",
           workspace,
           "An absolute path; created at the first turn when missing.",
+        ),
+        h(
+          "details",
+          { class: "advanced" },
+          h("summary", {}, "Sandbox"),
+          field(
+            "new-hosts",
+            "Hosts its commands may reach",
+            hosts,
+            "Commands run in the CLI's sandbox: the workspace writable, the daemon and other sessions out of reach, no network but these hosts.",
+          ),
+          h(
+            "div",
+            { class: "field field-check" },
+            unconfined,
+            h("label", { for: "new-unconfined" }, "Run its commands without a sandbox (unconfined)"),
+          ),
         ),
         h(
           "details",

@@ -2,10 +2,15 @@ import type { ServerResponse } from "node:http";
 import type { FlootApiError, FlootApiErrorCode } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import { JournalError, type JournalErrorCode } from "@bridgeworks/turn-journal";
+import { PermissionBrokerError, type PermissionBrokerErrorCode } from "../permission-broker.js";
 import { SecretBrokerError, type SecretBrokerErrorCode } from "../secret-broker.js";
 
 /** Every code an answer of the API can carry: protocol's own, and the journal's and broker's refusals. */
-export type ApiErrorCode = FlootApiErrorCode | JournalErrorCode | SecretBrokerErrorCode;
+export type ApiErrorCode =
+  | FlootApiErrorCode
+  | JournalErrorCode
+  | SecretBrokerErrorCode
+  | PermissionBrokerErrorCode;
 
 // Exhaustive over the code unions: a code added to the journal, the broker or the protocol is a type
 // error here until it has a status, never a silent 500.
@@ -45,6 +50,10 @@ const brokerErrorStatus: Record<SecretBrokerErrorCode, number> = {
   secret_request_not_found: 404,
   secret_request_closed: 409,
   secret_too_short: 400,
+};
+
+const permissionErrorStatus: Record<PermissionBrokerErrorCode, number> = {
+  digest_mismatch: 409,
 };
 
 /** A refusal the HTTP layer itself makes: its status follows from its code. */
@@ -87,6 +96,9 @@ export function sendError(response: ServerResponse, error: unknown, logger: Logg
   } else if (error instanceof SecretBrokerError) {
     ({ code, message } = error);
     status = brokerErrorStatus[error.code];
+  } else if (error instanceof PermissionBrokerError) {
+    ({ code, message } = error);
+    status = permissionErrorStatus[error.code];
   } else {
     logger.error("request failed", { error: describeError(error) });
     code = "internal";

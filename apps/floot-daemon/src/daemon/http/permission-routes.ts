@@ -8,20 +8,27 @@ import {
 import { sendJson as send } from "@bridgeworks/runtime";
 import { JournalError, type TurnJournal } from "@bridgeworks/turn-journal";
 import type { PermissionBroker } from "../permission-broker.js";
+import { ruleRunsAnyCode } from "../permission-rules.js";
+import { sessionRulesOf } from "../session-adapter.js";
+import type { SessionStore } from "../session-store.js";
 import { readBody } from "./body.js";
 import type { Route } from "./routes.js";
 
 export interface PermissionRouteDeps {
   journal: TurnJournal;
   permissions: PermissionBroker;
+  sessions: SessionStore;
 }
 
 /** How many requests `GET /v1/permission-requests?all` shows, newest first. */
 const recentRequestsShown = 200;
 
 /** Permission requests (list, one, allow, deny) and each session's rules (list, remove). */
-export function permissionRoutes({ journal, permissions }: PermissionRouteDeps): Route[] {
-  const rulesOf = (sessionId: string): FlootSessionRules => ({ rules: journal.listSessionRules(sessionId) });
+export function permissionRoutes({ journal, permissions, sessions }: PermissionRouteDeps): Route[] {
+  const rulesOf = (sessionId: string): FlootSessionRules => ({
+    rules: journal.listSessionRules(sessionId),
+    runAnyCode: sessionRulesOf(sessionId, sessions, journal).filter(ruleRunsAnyCode),
+  });
   return [
     {
       method: "GET",
@@ -54,12 +61,9 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
       pattern: /^\/v1\/permission-requests\/([^/]+)\/allow$/,
       decides: "allow a tool call",
       handler: async (q, r, [id], { actor }) => {
-        const { scope, rule } = await readBody(q, AllowPermissionRequest);
-        send(
-          r,
-          200,
-          permissions.decide(id!, { behavior: "allow", scope, ...(rule !== undefined && { rule }) }, actor!),
-        );
+        const { scope, rule, shownDigest } = await readBody(q, AllowPermissionRequest);
+        const decision = { behavior: "allow" as const, scope, ...(rule !== undefined && { rule }) };
+        send(r, 200, permissions.decide(id!, decision, actor!, shownDigest));
       },
     },
     {
@@ -67,12 +71,9 @@ export function permissionRoutes({ journal, permissions }: PermissionRouteDeps):
       pattern: /^\/v1\/permission-requests\/([^/]+)\/deny$/,
       decides: "deny a tool call",
       handler: async (q, r, [id], { actor }) => {
-        const { message } = await readBody(q, DenyPermissionRequest);
-        send(
-          r,
-          200,
-          permissions.decide(id!, { behavior: "deny", ...(message !== undefined && { message }) }, actor!),
-        );
+        const { message, shownDigest } = await readBody(q, DenyPermissionRequest);
+        const decision = { behavior: "deny" as const, ...(message !== undefined && { message }) };
+        send(r, 200, permissions.decide(id!, decision, actor!, shownDigest));
       },
     },
     {
