@@ -1,29 +1,29 @@
 # nixpkgs' check-meta platform rule, applied to every package and check the flake offers on every
 # system: real nixpkgs refuses to evaluate a derivation whose meta.platforms leaves out the host
 # (or whose meta.badPlatforms names it), so `nix flake check` on GitHub would stop there. The rule
-# is nixpkgs' own lib.meta.availableOn (one of meta.platforms matches, none of meta.badPlatforms),
-# called with nixpkgs' own lib.systems.elaborate of the system, from the recorded nixpkgs lib
-# (nix/ci/upstream.json; nix/ci/NIXPKGS.md says where check-meta.nix calls it).
-#   nix-instantiate --eval --strict --json nix/ci/meta-check.nix --arg nixpkgsLib <path>
+# is lib.meta.availableOn (one of meta.platforms matches, none of meta.badPlatforms):
+#   nixpkgsLib = <path>  nixpkgs' own, called with its lib.systems.elaborate of the system, from
+#                        the recorded nixpkgs lib (nix/ci/upstream.json) in the Nix store;
+#   nixpkgsLib = null    the model of it (nix/ci/model/meta.nix: platform strings only).
+# nix/ci/NIXPKGS.md says where check-meta.nix calls it.
+#   nix-instantiate --eval --strict --json nix/ci/meta-check.nix --arg nixpkgsLib '<path or null>'
 { nixpkgsLib }:
 let
-  lib = import (nixpkgsLib + "/lib");
-  stub = (import ./stub-nixpkgs/flake.nix).outputs { self = stub; };
-  flake = (import ../../flake.nix).outputs {
-    self = flake // {
-      outPath = toString ../..;
-    };
-    nixpkgs = stub;
-  };
+  inherit (import ./stand-in-flake.nix) flake;
+  availableOn =
+    if nixpkgsLib == null then
+      (import ./model/meta.nix).availableOn
+    else
+      let
+        lib = import (nixpkgsLib + "/lib");
+      in
+      system: lib.meta.availableOn (lib.systems.elaborate system);
 
   refusals =
     system:
     let
-      hostPlatform = lib.systems.elaborate system;
       offered = flake.packages.${system} // flake.checks.${system};
-      refused = builtins.filter (name: !lib.meta.availableOn hostPlatform offered.${name}) (
-        builtins.attrNames offered
-      );
+      refused = builtins.filter (name: !availableOn system offered.${name}) (builtins.attrNames offered);
     in
     map (
       name:
@@ -35,6 +35,8 @@ let
   found = builtins.concatMap refusals (builtins.attrNames flake.packages);
 in
 if found != [ ] then
-  throw "meta-check (nixpkgs' check-meta platform rule):\n  ${builtins.concatStringsSep "\n  " found}"
+  throw "meta-check (nixpkgs' check-meta platform rule, ${
+    if nixpkgsLib == null then "the model, nix/ci/model/meta.nix" else "nixpkgs' own lib"
+  }):\n  ${builtins.concatStringsSep "\n  " found}"
 else
   builtins.mapAttrs (system: packages: builtins.attrNames packages) flake.packages

@@ -1,36 +1,34 @@
-# The NixOS and home-manager modules, evaluated by the real module system: nixpkgs' own
-# lib.evalModules (the recorded nixpkgs lib, nix/ci/upstream.json) against the option declarations
-# of the pinned sources, so a misspelt option, a value of the wrong type or an unknown enum value
-# fails here with the module system's own message, as it would for a user.
+# The NixOS and home-manager modules through the module system, so a misspelt option, a value of
+# the wrong type or an unknown enum value fails here with the module system's own message, as it
+# would for a user. Two paths (nix/ci/README.md "Two paths"; scripts/check-nix.sh says which ran):
 #
-#   home-manager  our module + the declarations (`options`, nothing else) of the home-manager files
-#                 it sets options of (launchd, systemd, home-environment, xdg, nix,
-#                 submodule-support) at the recorded revision, evaluated for every system.
-#   NixOS         our module + the declarations of nixos/modules/system/boot/systemd.nix and
-#                 nixos/lib/utils.nix of the locked nixpkgs (flake.lock) when it is in the Nix store
-#                 (after `nix flake check`, or fetched). Without it, NixOS's own options are not
-#                 declared: the rest of the configuration is freeform (lib.types.lazyAttrsOf lib.types.anything) and
-#                 `nixosDeclarations` says "freeform" (scripts/check-nix.sh prints it).
+#   upstream (nixpkgsLib and homeManager: store paths of nix/ci/upstream.json's sources)
+#     home-manager  our module + the declarations (`options`, nothing else) of the home-manager
+#                   files it sets options of (launchd, systemd, home-environment, xdg, nix,
+#                   submodule-support), through nixpkgs' own lib.evalModules, for every system.
+#     NixOS         our module + the declarations of nixos/modules/system/boot/systemd.nix and
+#                   nixos/lib/utils.nix of the locked nixpkgs (flake.lock) when it is in the Nix
+#                   store too (after `nix flake check`). Without it the rest of the configuration
+#                   is freeform (`nixosDeclarations` says so) and the model checks NixOS's part.
+#   model (both null: a fresh machine, whose store has none of them)
+#     nix/ci/model/modules.nix, a reading of lib.evalModules, with nix/ci/model/home-manager.nix
+#     and nix/ci/model/nixos.nix, readings of the declarations, each option naming the upstream
+#     file and revision it was read from.
 # Then what systemd and launchd would run is checked: ExecStart= and Environment= escaped the way
 # systemd reads them, environmentFile refusing store paths and path literals.
 #   nix-instantiate --eval --strict --json nix/ci/module-eval.nix \
-#     --arg nixpkgsLib <path> --arg homeManager <path> --arg nixpkgs '<path or null>'
+#     --arg nixpkgsLib '<path or null>' --arg homeManager '<path or null>' --arg nixpkgs '<path or null>'
 {
   nixpkgsLib,
   homeManager,
   nixpkgs ? null,
 }:
+assert (nixpkgsLib == null) == (homeManager == null);
 let
-  lib = import (nixpkgsLib + "/lib");
-  # home-manager's modules run with its extension of lib (lib.hm), as home-manager evaluates them.
-  hmLib = import (homeManager + "/modules/lib/stdlib-extended.nix") lib;
-  stub = (import ./stub-nixpkgs/flake.nix).outputs { self = stub; };
-  flake = (import ../../flake.nix).outputs {
-    self = flake // {
-      outPath = toString ../..;
-    };
-    nixpkgs = stub;
-  };
+  inherit (import ./stand-in-flake.nix) stub flake;
+  # Helpers only (getExe, genAttrs, optionalString): the stand-in's lib in both paths.
+  inherit (stub) lib;
+  upstream = nixpkgsLib != null;
 
   check = condition: message: if condition then true else throw "module-eval: ${message}";
 
@@ -39,6 +37,32 @@ let
     _file = toString file;
     imports = [ module ];
   };
+
+  # The model: its module system, with the stand-in's types and the declarations as read; the
+  # modules get the model's lib (nix/ci/model/lib.nix), as NixOS gives them nixpkgs' lib.
+  modelTypes = import ./stub-nixpkgs/types.nix;
+  modelLib = import ./model/lib.nix;
+  model = import ./model/modules.nix { types = modelTypes; };
+  declare =
+    source: attrs:
+    attrs
+    // {
+      _type = "option";
+      inherit source;
+    };
+  modelHomeManager = import ./model/home-manager.nix {
+    types = modelTypes;
+    inherit declare;
+  };
+  modelNixos = import ./model/nixos.nix {
+    types = modelTypes;
+    inherit declare;
+  };
+
+  # Upstream: nixpkgs' lib, and home-manager's modules run with its extension of it (lib.hm), as
+  # home-manager evaluates them.
+  upstreamLib = import (nixpkgsLib + "/lib");
+  hmLib = import (homeManager + "/modules/lib/stdlib-extended.nix") upstreamLib;
 
   # Only what a module declares: its `options`, called with the module arguments it asks for.
   declarationsOf =
@@ -74,17 +98,10 @@ let
     let
       pkgs = stub.legacyPackages.${system};
       home = if pkgs.stdenv.hostPlatform.isDarwin then "/Users/alice" else "/home/alice";
-    in
-    (hmLib.evalModules {
-      class = "homeManager";
       modules = [
         (ours ../hm-module.nix flake.homeModules.default)
-      ]
-      ++ hmDeclarations
-      ++ [
         {
           _file = "a user's home-manager configuration (nix/ci/module-eval.nix)";
-          _module.args.pkgs = pkgs;
           home.username = "alice";
           home.homeDirectory = home;
           xdg.stateHome = "${home}/.local/state";
@@ -92,7 +109,22 @@ let
           services.floot-daemon = settings;
         }
       ];
-    }).config;
+    in
+    (
+      if upstream then
+        hmLib.evalModules {
+          class = "homeManager";
+          modules = modules ++ hmDeclarations ++ [ { _module.args.pkgs = pkgs; } ];
+        }
+      else
+        model.evalModules {
+          modules = modules ++ [ modelHomeManager ];
+          specialArgs = {
+            inherit pkgs;
+            lib = modelLib;
+          };
+        }
+    ).config;
 
   homeManager' =
     system:
@@ -143,20 +175,10 @@ let
       ) "systemd user WantedBy (${system})";
       { systemd = service.ExecStart; };
 
-  nixosDeclarations =
-    if nixpkgs == null then
-      [
-        {
-          _file = "nix/ci/module-eval.nix (no NixOS declarations: the locked nixpkgs is not in the store)";
-          freeformType = nixosLib.types.lazyAttrsOf nixosLib.types.anything;
-        }
-      ]
-    else
-      [ (declarationsOf nixosLib (nixpkgs + "/nixos/modules/system/boot/systemd.nix")) ];
-
-  # With the locked nixpkgs: its own lib, pkgs and nixos/lib/utils.nix, as NixOS evaluates the
-  # module. Without: the recorded lib, the stand-in's pkgs and utils (nix/ci/NIXPKGS.md).
-  nixosLib = if nixpkgs == null then lib else import (nixpkgs + "/lib");
+  # Upstream: with the locked nixpkgs, its own lib, pkgs, nixos/lib/utils.nix and systemd
+  # declarations, as NixOS evaluates the module; without it, the recorded lib with the stand-in's
+  # pkgs and utils, and the rest of the configuration freeform.
+  nixosLib = if nixpkgs == null then upstreamLib else import (nixpkgs + "/lib");
   nixosPkgs =
     if nixpkgs == null then
       stub.legacyPackages.x86_64-linux
@@ -166,36 +188,63 @@ let
         config = { };
         overlays = [ ];
       };
+  nixosDeclarations =
+    if nixpkgs == null then
+      {
+        _file = "nix/ci/module-eval.nix (no NixOS declarations: the locked nixpkgs is not in the store)";
+        freeformType = nixosLib.types.lazyAttrsOf nixosLib.types.anything;
+      }
+    else
+      declarationsOf nixosLib (nixpkgs + "/nixos/modules/system/boot/systemd.nix");
 
   nixosEval =
     settings:
-    nixosLib.evalModules {
-      class = "nixos";
+    let
       modules = [
         (ours ../nixos-module.nix flake.nixosModules.default)
-      ]
-      ++ nixosDeclarations
-      ++ [
-        (
-          { config, ... }:
-          {
-            _file = "a NixOS configuration (nix/ci/module-eval.nix)";
-            _module.args = {
-              pkgs = nixosPkgs;
-              # NixOS passes nixos/lib/utils.nix as the module argument `utils`.
-              utils = import (nixosPkgs.path + "/nixos/lib/utils.nix") {
-                inherit config;
-                lib = nixosLib;
-                pkgs = nixosPkgs;
-              };
-            };
-            services.floot-daemon = settings;
-          }
-        )
+        {
+          _file = "a NixOS configuration (nix/ci/module-eval.nix)";
+          services.floot-daemon = settings;
+        }
       ];
-    };
+      # NixOS passes nixos/lib/utils.nix as the module argument `utils`.
+      utilsFor =
+        pkgs: lib: config:
+        import (pkgs.path + "/nixos/lib/utils.nix") { inherit config lib pkgs; };
+    in
+    if upstream then
+      nixosLib.evalModules {
+        class = "nixos";
+        modules = modules ++ [
+          nixosDeclarations
+          (
+            { config, ... }:
+            {
+              _module.args = {
+                pkgs = nixosPkgs;
+                utils = utilsFor nixosPkgs nixosLib config;
+              };
+            }
+          )
+        ];
+      }
+    else
+      model.evalModules {
+        modules = modules ++ [ modelNixos ];
+        specialArgs = {
+          pkgs = stub.legacyPackages.x86_64-linux;
+          lib = modelLib;
+          # The stand-in's utils.nix reads nothing of config.
+          utils = utilsFor stub.legacyPackages.x86_64-linux modelLib { };
+        };
+      };
 
-  nixos =
+  # Upstream without the locked nixpkgs, NixOS's own declarations are missing and the NixOS
+  # configuration is freeform: a misspelt option would pass, so the NixOS module is left to the
+  # model (check-nix.sh runs it after this), which has a reading of them.
+  nixos = if upstream && nixpkgs == null then "freeform: checked by the model" else nixosChecked;
+
+  nixosChecked =
     let
       on = nixosEval { enable = true; };
       off = nixosEval { };
@@ -210,25 +259,7 @@ let
       userService = asUser.config.systemd.services.floot-daemon;
       exe = lib.getExe flake.packages.x86_64-linux.floot-daemon;
       envFileType = on.options.services.floot-daemon.environmentFile.type;
-      # What the module sets on the service. With NixOS's declarations each exists anyway (a
-      # misspelt one is refused by the module system when the service is forced, below); freeform,
-      # a misspelt name is all there is to see, so it is named here.
-      sets = [
-        "description"
-        "wantedBy"
-        "after"
-        "path"
-        "environment"
-        "serviceConfig"
-      ];
-      unset = builtins.filter (name: !(escapedService ? ${name})) sets;
-      unknown = builtins.filter (name: !(builtins.elem name sets)) (builtins.attrNames escapedService);
     in
-    assert check (unset == [ ]) (
-      "the NixOS service does not set ${builtins.concatStringsSep ", " unset}"
-      + lib.optionalString (unknown != [ ]) " (it sets ${builtins.concatStringsSep ", " unknown}: misspelt?)"
-      + "; NixOS's own declarations, which refuse any option they do not declare, are checked where the locked nixpkgs is in the store"
-    );
     # The service forced (an option NixOS does not declare is refused here), then every value it
     # sets (each checked against its declared type); not the whole environment (PATH is NixOS's).
     assert builtins.deepSeq [
@@ -242,13 +273,7 @@ let
         "FLOOT_GREETING"
       ])
     ] true;
-    # Freeform (no NixOS declarations): a disabled module leaves `systemd` with no value at all.
-    assert check (
-      let
-        services = builtins.tryEval (off.config.systemd.services or { });
-      in
-      !services.success || services.value == { }
-    ) "the NixOS module declares a service while disabled";
+    assert check (off.config.systemd.services == { }) "the NixOS module declares a service while disabled";
     assert check (
       service.serviceConfig.ExecStart == ''"${exe}" "daemon"''
     ) "NixOS ExecStart is ${service.serviceConfig.ExecStart}, not nixpkgs' escapeSystemdExecArgs of [ floot daemon ]";
@@ -305,6 +330,13 @@ let
 in
 {
   inherit nixos piExample;
-  nixosDeclarations = if nixpkgs == null then "freeform" else "locked nixpkgs";
+  path = if upstream then "upstream" else "model";
+  nixosDeclarations =
+    if !upstream then
+      "model"
+    else if nixpkgs == null then
+      "freeform"
+    else
+      "locked nixpkgs";
   homeManager = lib.genAttrs (builtins.attrNames flake.packages) homeManager';
 }

@@ -3,8 +3,12 @@
 // Each case edits one file of a git-tracked copy (a flake sees only tracked files) and runs the
 // whole check with Nix (Debian's nix-bin, installed by the script when missing). The copy uses
 // this checkout's installed workspace (node_modules linked: check-nix.sh lists the unit tests
-// with its vitest) and the upstream sources in the Nix store (nix/ci/upstream.json: the module
-// and meta cases need nixpkgs' lib and home-manager there, or network to fetch them).
+// with its vitest). Every case runs as on a fresh machine: in an empty Nix store of its own
+// (CHECK_NIX_STORE), so without nixpkgs' lib, home-manager or the locked nixpkgs (nix/ci/
+// upstream.json, flake.lock) and without fetching them: there the model of the upstream rules
+// (nix/ci/model) is what refuses the module and meta defects. The last block runs those cases
+// again in this machine's own store, where the upstream rules run first if it has their sources:
+// the messages are the same either way.
 import { spawnSync } from "node:child_process";
 import {
   cpSync,
@@ -52,8 +56,11 @@ function git(cwd: string, args: string[]) {
 }
 
 let pristine: string;
+/** An empty Nix store: a fresh machine's, with none of the upstream sources. */
+let freshStore: string;
 
 beforeAll(() => {
+  freshStore = mkdtempSync(join(tmpdir(), "check-nix-fresh-store-"));
   pristine = mkdtempSync(join(tmpdir(), "check-nix-defects-"));
   const files = git(repoRoot, ["ls-files", "-z", "--", ...copied])
     .split("\0")
@@ -64,14 +71,10 @@ beforeAll(() => {
   }
 });
 
-afterAll(() => rmSync(pristine, { recursive: true, force: true }));
-
-/** Whether the locked nixpkgs (flake.lock) is in the Nix store (nix/ci/upstream.sh paths). */
-function lockedNixpkgsInStore(): boolean {
-  const result = spawnSync("bash", [join(repoRoot, "nix/ci/upstream.sh"), "paths"], { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`nix/ci/upstream.sh paths: ${result.stderr}`);
-  return /^nixpkgs \/nix\/store\//m.test(result.stdout);
-}
+afterAll(() => {
+  rmSync(pristine, { recursive: true, force: true });
+  rmSync(freshStore, { recursive: true, force: true });
+});
 
 /** This checkout's installed workspace, linked into a copy (and kept out of its git index). */
 function linkWorkspace(root: string) {
@@ -89,8 +92,14 @@ function linkWorkspace(root: string) {
   writeFileSync(join(root, ".gitignore"), "node_modules\n");
 }
 
+interface CheckOptions {
+  /** This machine's own Nix store instead of an empty one. */
+  ownStore?: boolean;
+  args?: string[];
+}
+
 /** A git-tracked copy with `edit` applied; check-nix.sh's exit status and output. */
-function checkWith(edit: (root: string) => void) {
+function checkWith(edit: (root: string) => void, { ownStore = false, args = [] }: CheckOptions = {}) {
   const root = mkdtempSync(join(tmpdir(), "check-nix-case-"));
   try {
     cpSync(pristine, root, { recursive: true });
@@ -98,8 +107,10 @@ function checkWith(edit: (root: string) => void) {
     linkWorkspace(root);
     git(root, ["init", "-q"]);
     git(root, ["add", "-A"]);
-    const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root], {
+    const { GITHUB_ACTIONS: _, CHECK_NIX_STORE: __, ...env } = process.env;
+    const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root, ...args], {
       encoding: "utf8",
+      env: ownStore ? env : { ...env, CHECK_NIX_STORE: freshStore },
       timeout: 240_000,
       killSignal: "SIGKILL",
     });
@@ -123,14 +134,72 @@ const editJson = (root: string, file: string, edit: (value: Record<string, unkno
   writeFileSync(join(root, file), JSON.stringify(value, null, 2));
 };
 
+/** Issue 34's module and meta defects: the message names each, whichever path refuses it. */
+const moduleAndMetaDefects: {
+  what: string;
+  edit: (root: string) => void;
+  message: string;
+  byModel: string;
+}[] = [
+  {
+    what: "meta.platforms leaves out a system the flake builds (nixpkgs' check-meta)",
+    edit: (root) =>
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        "platforms = builtins.attrNames tarballs.systems;",
+        'platforms = [ "x86_64-linux" "aarch64-darwin" ];',
+      ),
+    message:
+      "aarch64-linux.floot-daemon: Package ‘floot-daemon-0.0.0’ is not available on the requested hostPlatform",
+    byModel: "the model of nixpkgs' check-meta platform rule, nix/ci/model/meta.nix",
+  },
+  {
+    what: "the launchd agent's ProcessType is not one launchd knows (home-manager's enum)",
+    edit: (root) =>
+      replaceIn(root, "nix/hm-module.nix", 'ProcessType = "Background";', 'ProcessType = "Backgroundd";'),
+    message:
+      'A definition for option `launchd.agents.floot-daemon.config.ProcessType\' is not of type `null or one of "Background", "Standard", "Adaptive", "Interactive"\'',
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
+    what: "the launchd agent's KeepAlive.SuccessfulExit is a string (home-manager: null or boolean)",
+    edit: (root) =>
+      replaceIn(root, "nix/hm-module.nix", "SuccessfulExit = false;", 'SuccessfulExit = "false";'),
+    message:
+      "A definition for option `launchd.agents.floot-daemon.config.KeepAlive.SuccessfulExit' is not of type `null or boolean'",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
+    what: "a NixOS option is misspelt (afterr)",
+    edit: (root) =>
+      replaceIn(
+        root,
+        "nix/nixos-module.nix",
+        'after = [ "network.target" ];',
+        'afterr = [ "network.target" ];',
+      ),
+    message: "The option `systemd.services.floot-daemon.afterr' does not exist",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+];
+
 describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000 }, () => {
   it("passes on the repository as it is", () => {
     const result = checkWith(() => {});
     expect(result.output).toContain(
       "sandbox unit tests, tsconfig references, systems and binary cache agree",
     );
-    expect(result.output).toContain("NixOS and home-manager modules: lib.evalModules");
-    expect(result.output).toContain("meta.platforms: every package and check evaluates on every system");
+    // The fresh machine's path, said so.
+    expect(result.output).toContain(
+      "meta and modules: the model of the upstream rules only (nix/ci/model). nixpkgs.lib and home-manager",
+    );
+    expect(result.output).toContain(
+      "NixOS and home-manager modules: the model of lib.evalModules and of home-manager's and NixOS's declarations",
+    );
+    expect(result.output).toContain(
+      "meta.platforms: every package and check evaluates on every system (the model of nixpkgs' check-meta rule)",
+    );
     expect(result.status).toBe(0);
   });
 
@@ -334,59 +403,15 @@ describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000
     );
   });
 
-  it("34: fails when meta.platforms leaves out a system the flake builds (nixpkgs' check-meta)", () => {
-    const result = checkWith((root) => {
-      replaceIn(
-        root,
-        "nix/workspace.nix",
-        "platforms = builtins.attrNames tarballs.systems;",
-        'platforms = [ "x86_64-linux" "aarch64-darwin" ];',
-      );
+  for (const defect of moduleAndMetaDefects) {
+    it(`34: fails when ${defect.what}`, () => {
+      const result = checkWith(defect.edit);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain(defect.message);
+      // Refused by the model: the upstream sources are not in this store.
+      expect(result.output).toContain(defect.byModel);
     });
-    expect(result.status).toBe(1);
-    expect(result.output).toContain(
-      "aarch64-linux.floot-daemon: Package ‘floot-daemon-0.0.0’ is not available on the requested hostPlatform",
-    );
-  });
-
-  it("34: fails when the launchd agent's ProcessType is not one launchd knows (home-manager's enum)", () => {
-    const result = checkWith((root) => {
-      replaceIn(root, "nix/hm-module.nix", 'ProcessType = "Background";', 'ProcessType = "Backgroundd";');
-    });
-    expect(result.status).toBe(1);
-    expect(result.output).toContain(
-      'A definition for option `launchd.agents.floot-daemon.config.ProcessType\' is not of type `null or one of "Background"',
-    );
-  });
-
-  it("34: fails when the launchd agent's KeepAlive.SuccessfulExit is a string (home-manager: null or boolean)", () => {
-    const result = checkWith((root) => {
-      replaceIn(root, "nix/hm-module.nix", "SuccessfulExit = false;", 'SuccessfulExit = "false";');
-    });
-    expect(result.status).toBe(1);
-    expect(result.output).toContain(
-      "A definition for option `launchd.agents.floot-daemon.config.KeepAlive.SuccessfulExit' is not of type `null or boolean'",
-    );
-  });
-
-  it("34: fails on a misspelt NixOS option (afterr): NixOS's own refusal where the locked nixpkgs is in the store", () => {
-    const result = checkWith((root) => {
-      replaceIn(
-        root,
-        "nix/nixos-module.nix",
-        'after = [ "network.target" ];',
-        'afterr = [ "network.target" ];',
-      );
-    });
-    expect(result.status).toBe(1);
-    // With NixOS's declarations (GitHub's Nix workflow), the module system's own message; without
-    // them (here: the locked nixpkgs is not in the store), the module check names what is unset.
-    expect(result.output).toContain(
-      lockedNixpkgsInStore()
-        ? "The option `systemd.services.floot-daemon.afterr' does not exist"
-        : "the NixOS service does not set after (it sets afterr: misspelt?)",
-    );
-  });
+  }
 
   it("fails when pnpm-lock.yaml changed and nix/npm-tarballs.json was not regenerated", () => {
     const result = checkWith((root) => {
@@ -398,4 +423,25 @@ describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000
     expect(result.status).toBe(1);
     expect(result.output).toContain("node nix/npm-tarballs.mjs");
   });
+});
+
+// The same defects in this machine's own Nix store: where it holds nix/ci/upstream.json's sources
+// the upstream rules run (and refuse first), where it does not the model does; the message names
+// the defect either way, and the repository as it is passes.
+describe("scripts/check-nix.sh --modules-only in this machine's own Nix store", { timeout: 300_000 }, () => {
+  const modulesOnly = { ownStore: true, args: ["--modules-only"] };
+
+  it("passes on the repository as it is", () => {
+    const result = checkWith(() => {}, modulesOnly);
+    expect(result.output).toMatch(/meta and modules: the (upstream rules|model of the upstream rules only)/);
+    expect(result.status).toBe(0);
+  });
+
+  for (const defect of moduleAndMetaDefects) {
+    it(`fails when ${defect.what}`, () => {
+      const result = checkWith(defect.edit, modulesOnly);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain(defect.message);
+    });
+  }
 });
