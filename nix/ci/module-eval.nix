@@ -43,21 +43,8 @@ let
   modelTypes = import ./stub-nixpkgs/types.nix;
   modelLib = import ./model/lib.nix;
   model = import ./model/modules.nix { types = modelTypes; };
-  declare =
-    source: attrs:
-    attrs
-    // {
-      _type = "option";
-      inherit source;
-    };
-  modelHomeManager = import ./model/home-manager.nix {
-    types = modelTypes;
-    inherit declare;
-  };
-  modelNixos = import ./model/nixos.nix {
-    types = modelTypes;
-    inherit declare;
-  };
+  modelHomeManager = import ./model/home-manager.nix { types = modelTypes; };
+  modelNixos = import ./model/nixos.nix { types = modelTypes; };
 
   # Upstream: nixpkgs' lib, and home-manager's modules run with its extension of it (lib.hm), as
   # home-manager evaluates them.

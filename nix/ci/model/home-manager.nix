@@ -4,14 +4,15 @@
 # declared at (`source`; packages/repo-checks checks that every one does, at a revision
 # nix/ci/NIXPKGS.md lists). Its types are the stand-in's reading of lib/types.nix
 # (stub-nixpkgs/types.nix). A type the model does not read is `unmodelled`: defining that option
-# fails here, not silently passes. Used by nix/ci/module-eval.nix through nix/ci/model/modules.nix
-# where home-manager is not in the Nix store; where it is, its own declarations are evaluated.
-{ types, declare }:
+# fails here, not silently passes. scripts/check-nix.sh always evaluates the module against it
+# (nix/ci/module-eval.nix, through nix/ci/model/modules.nix); where home-manager is in the Nix
+# store, against its own declarations first.
+{ types }:
 let
+  inherit (import ./declare.nix) declare unmodelled;
   rev = "home-manager ec1a8fd";
   at = line: file: "${rev} modules/${file}:${toString line}";
-  launchd = at' "launchd/launchd.nix";
-  at' = file: line: at line file;
+  launchd = line: at line "launchd/launchd.nix";
   inherit (types)
     attrsOf
     bool
@@ -25,14 +26,6 @@ let
     str
     submodule
     ;
-  unmodelled = source: {
-    _type = "option-type";
-    kind = "unmodelled";
-    name = "unmodelled";
-    description = "a type nix/ci/model does not model";
-    check = _: false;
-    inherit source;
-  };
   # Most launchd plist keys: `nullOr T`, default null.
   plistKey =
     line: type:

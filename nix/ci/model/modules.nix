@@ -1,7 +1,8 @@
 # MODEL, NOT NIXPKGS (nix/ci/README.md "Two paths"): the module system of nixpkgs' lib/modules.nix
 # at nixpkgs.lib de42d44, as read, for what the Floot service modules and the declarations of
-# nix/ci/model use. scripts/check-nix.sh evaluates the modules with it where nixpkgs' lib is not
-# in the Nix store (a fresh machine, `.ci/run`); where it is, the real lib.evalModules runs too.
+# nix/ci/model use. scripts/check-nix.sh always evaluates the modules with it, and on a fresh machine
+# (`.ci/run`: nixpkgs' lib is not in its Nix store) only with it; where nixpkgs' lib is in the
+# store, the real lib.evalModules runs first.
 #
 # What it does as the real one does (file:line at de42d44):
 #   - modules are sets or functions of { config, options, lib, ... } with `options`, `config`

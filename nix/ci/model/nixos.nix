@@ -13,8 +13,9 @@
 # added since is missing here (a module setting it fails with "does not exist", fail closed); the
 # names the Floot module sets (description, wantedBy, after, path, environment, serviceConfig)
 # are in every version read. Types the model does not read are `unmodelled`: defining one fails.
-{ types, declare }:
+{ types }:
 let
+  inherit (import ./declare.nix) declare unmodelled;
   inherit (types)
     attrsOf
     bool
@@ -28,14 +29,6 @@ let
     ;
   options = "nixos/lib/systemd-unit-options.nix";
   read = group: "nixpkgs 515c8fb ${options} (${group})";
-  unmodelled = source: {
-    _type = "option-type";
-    kind = "unmodelled";
-    name = "unmodelled";
-    description = "a type nix/ci/model does not model";
-    check = _: false;
-    inherit source;
-  };
 
   # systemd-lib.nix: unitNameType = types.strMatching "…".
   unitNameType =

@@ -11,15 +11,8 @@ let
     isFunction
     ;
   types = import ../stub-nixpkgs/types.nix;
-  declare =
-    source: attrs:
-    attrs
-    // {
-      _type = "option";
-      inherit source;
-    };
-  homeManager = (import ./home-manager.nix { inherit types declare; }) { config = { }; };
-  nixos = import ./nixos.nix { inherit types declare; };
+  homeManager = (import ./home-manager.nix { inherit types; }) { config = { }; };
+  nixos = import ./nixos.nix { inherit types; };
 
   isOption = v: isAttrs v && (v._type or null) == "option";
   # The declarations inside an option's type: a submodule's, wherever the type nests one.
