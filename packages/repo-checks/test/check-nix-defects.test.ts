@@ -56,11 +56,8 @@ function git(cwd: string, args: string[]) {
 }
 
 let pristine: string;
-/** An empty Nix store: a fresh machine's, with none of the upstream sources. */
-let freshStore: string;
 
 beforeAll(() => {
-  freshStore = mkdtempSync(join(tmpdir(), "check-nix-fresh-store-"));
   pristine = mkdtempSync(join(tmpdir(), "check-nix-defects-"));
   const files = git(repoRoot, ["ls-files", "-z", "--", ...copied])
     .split("\0")
@@ -71,10 +68,13 @@ beforeAll(() => {
   }
 });
 
-afterAll(() => {
-  rmSync(pristine, { recursive: true, force: true });
-  rmSync(freshStore, { recursive: true, force: true });
-});
+afterAll(() => rmSync(pristine, { recursive: true, force: true }));
+
+/** Removes a directory that holds a Nix store (whose directories Nix makes read-only). */
+function removeStore(dir: string) {
+  spawnSync("chmod", ["-R", "u+w", dir]);
+  rmSync(dir, { recursive: true, force: true });
+}
 
 /** This checkout's installed workspace, linked into a copy (and kept out of its git index). */
 function linkWorkspace(root: string) {
@@ -101,6 +101,8 @@ interface CheckOptions {
 /** A git-tracked copy with `edit` applied; check-nix.sh's exit status and output. */
 function checkWith(edit: (root: string) => void, { ownStore = false, args = [] }: CheckOptions = {}) {
   const root = mkdtempSync(join(tmpdir(), "check-nix-case-"));
+  // An empty Nix store of the case's own: a fresh machine's, with none of the upstream sources.
+  const freshStore = mkdtempSync(join(tmpdir(), "check-nix-fresh-store-"));
   try {
     cpSync(pristine, root, { recursive: true });
     edit(root);
@@ -117,6 +119,7 @@ function checkWith(edit: (root: string) => void, { ownStore = false, args = [] }
     return { status: result.status, output: `${result.stdout}${result.stderr}` };
   } finally {
     rmSync(root, { recursive: true, force: true });
+    removeStore(freshStore);
   }
 }
 
