@@ -13,8 +13,8 @@ import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "
 import { appDir, bundlePath, FlootWorld, stageForOtherUsers } from "./daemon-harness.js";
 
 // Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
-// uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. The README's threat
-// model lists what each one shows.
+// uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. docs/threat-model.md
+// lists what each one shows.
 
 const run = promisify(execFile);
 const hostileDir = join(appDir, "test/hostile");

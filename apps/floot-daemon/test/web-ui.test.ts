@@ -471,7 +471,7 @@ describe("web UI", () => {
     expect(await page.content()).not.toContain(secret);
     expect(filesContaining([w.stateDir, scope.browser!.userDataDir], secret)).toEqual([]);
     // Only Claude Code's own transcript holds it: the tool printed it to the model, and what the CLI
-    // stores is beyond the daemon's reach (see the README's threat model).
+    // stores is beyond the daemon's reach (see docs/threat-model.md).
     for (const path of filesContaining([w.env.home], secret)) expect(path).toMatch(/\/\.claude\/projects\//);
     expect(w.daemon!.process.stderr()).not.toContain(secret);
 
