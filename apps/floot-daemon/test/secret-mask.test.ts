@@ -6,6 +6,7 @@ import {
   type DecisionActor,
   PermissionRule,
   permissionInputShownBytes,
+  permissionRuleMaxChars,
   secretValueMinLength,
   TurnEvent,
   toolGateInputPreviewChars,
@@ -283,7 +284,9 @@ describe("secret masking: the journal", () => {
       inputPreview: preview,
       effectFree: false,
     });
-    const rule = `Bash(${`${secret.replace(/[(),]/g, "")} `.repeat(20).slice(0, 500)})`;
+    // Valid as asked, too long once each value is a marker (longer than the value).
+    const values = `${secret.replace(/[(),]/g, "")} `.repeat(permissionRuleMaxChars);
+    const rule = `Bash(${values.slice(0, permissionRuleMaxChars - "Bash()".length).trimEnd()})`;
     expect(PermissionRule.safeParse(rule).success).toBe(true);
     const request = journal.requestPermission(turnId, {
       toolCallKey: "t1",
