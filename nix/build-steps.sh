@@ -82,15 +82,30 @@ bridgeworks_build_app() {
   fi
 }
 
+# The vitest arguments of the unit-tests check, one a line: the projects nix/sandbox.json names,
+# minus its exclude list. vitest matches an --exclude glob against each project's own root, so a
+# path from the workspace root (packages/x/test/y.test.ts) excludes nothing: each excluded file is
+# given by its absolute path. scripts/check-nix.sh lists what these arguments select.
+bridgeworks_unit_test_args() {
+  local projects excluded name path
+  projects=$(bridgeworks_json "$bridgeworksNix/sandbox.json" unitTests.projects) || return 1
+  excluded=$(bridgeworks_json "$bridgeworksNix/sandbox.json" unitTests.exclude) || return 1
+  while IFS= read -r name; do
+    if [[ -n $name ]]; then printf '%s\n' --project "$name"; fi
+  done <<<"$projects"
+  while IFS= read -r path; do
+    if [[ -n $path ]]; then printf '%s\n' --exclude "$PWD/$path"; fi
+  done <<<"$excluded"
+}
+
 # The unit tests nix/sandbox.json names: vitest projects that need no program but node.
+# Arguments are passed on to vitest (the derivation passes none; a repo test passes file filters).
 bridgeworks_unit_tests() {
+  local list
   local -a args
-  local project excluded
-  while IFS= read -r project; do args+=(--project "$project"); done \
-    < <(bridgeworks_json "$bridgeworksNix/sandbox.json" unitTests.projects)
-  while IFS= read -r excluded; do args+=(--exclude "$excluded"); done \
-    < <(bridgeworks_json "$bridgeworksNix/sandbox.json" unitTests.exclude)
-  vitest run "${args[@]}"
+  list=$(bridgeworks_unit_test_args) || return 1
+  mapfile -t args <<<"$list"
+  vitest run "${args[@]}" "$@"
 }
 
 # Linux: the prebuilt executables an app ships (apps.json nativeExecutables, e.g. the Agent SDK's

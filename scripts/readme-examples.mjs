@@ -1,4 +1,4 @@
-// README code examples are type-checked, the way the MCP TypeScript SDK does it with `*.examples.ts`:
+// README (and docs page) code examples are type-checked, the way the MCP TypeScript SDK does it with `*.examples.ts`:
 // every ```ts block in a README names its source in the fence, ```ts source="examples/use.examples.ts#use",
 // a region of an examples file (`//#region use` … `//#endregion use`) that the package's test typecheck
 // covers (its test/tsconfig.json includes ../examples), and the block holds exactly that region.
@@ -12,11 +12,20 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const fence = /^```(ts|typescript)\b(.*)$/;
 
-/** Every README.md git knows of (tracked, or new and not ignored), relative to `root`. */
+/** Every README.md and docs page (`docs/*.md`) git knows of (tracked, or new and not ignored), relative to `root`. */
 export function readmeFiles(root) {
   const listed = execFileSync(
     "git",
-    ["ls-files", "--cached", "--others", "--exclude-standard", "--", "README.md", "**/README.md"],
+    [
+      "ls-files",
+      "--cached",
+      "--others",
+      "--exclude-standard",
+      "--",
+      "README.md",
+      "**/README.md",
+      "**/docs/*.md",
+    ],
     { cwd: root, encoding: "utf8" },
   );
   return listed.split("\n").filter((path) => path !== "" && existsSync(join(root, path)));

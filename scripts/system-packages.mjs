@@ -1,6 +1,7 @@
 // Debian packages the end-to-end tests drive for real: tmux (interactive Claude Code), Chromium
 // (the Floot web UI), the PostgreSQL server (the bee board for teams), and zsh and fish (the CLIs'
-// generated shell completion; bash is always there). Installed when missing.
+// generated shell completion; bash is always there), and bubblewrap and socat (the sandbox Claude
+// Code confines a Floot turn in: it refuses to start one without both). Installed when missing.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 
@@ -10,6 +11,8 @@ const requirements = [
   { debian: "postgresql", present: () => postgresBinDir() !== undefined },
   { debian: "zsh", present: () => onPath("zsh") },
   { debian: "fish", present: () => onPath("fish") },
+  { debian: "bubblewrap", present: () => onPath("bwrap") },
+  { debian: "socat", present: () => onPath("socat") },
 ];
 
 export function missingSystemPackages() {

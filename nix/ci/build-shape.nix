@@ -5,13 +5,7 @@
 # (the projects nix/sandbox.json names; scripts/check-nix.sh checks that list).
 #   nix eval --json --file nix/ci/build-shape.nix
 let
-  stub = (import ./stub-nixpkgs/flake.nix).outputs { self = stub; };
-  flake = (import ../../flake.nix).outputs {
-    self = flake // {
-      outPath = toString ../..;
-    };
-    nixpkgs = stub;
-  };
+  inherit (import ./stand-in-flake.nix) stub flake;
   inherit (stub) lib;
 
   phases = [

@@ -6,6 +6,9 @@
 //             (an app's suite runs the real clients), no vitest globalSetup (they start
 //             PostgreSQL, build bundles, fetch Node 24), no test importing test-harness, pg or
 //             playwright-core or starting pnpm, turbo, tmux, PostgreSQL, Chromium or a real client.
+//   references  every package the sandbox unit tests cover, and every workspace package those
+//             depend on, references in its tsconfig.json each workspace dependency it has (a test
+//             running `tsc -b <package>` in a fresh tree builds only what is referenced: TS2307).
 //   systems   the systems the flake builds (nix/npm-tarballs.json platforms) are the ones
 //             .github/workflows/nix.yml builds, and the README advertises no other.
 //   cache     flake.nix nixConfig names the Cachix cache the workflow pushes to, with a
@@ -13,7 +16,7 @@
 //
 //   node nix/ci/check-repo.mjs <root> <nixConfig as JSON>
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 
 const [root, nixConfigJson] = process.argv.slice(2);
 if (!root || nixConfigJson === undefined) {
@@ -34,16 +37,22 @@ function testFiles(dir, found = []) {
   return found;
 }
 
+/** The workspace's package directories: packages/* and apps/*. */
+function workspaceDirs() {
+  return ["packages", "apps"]
+    .filter((parent) => existsSync(join(root, parent)))
+    .flatMap((parent) =>
+      readdirSync(join(root, parent)).map((name) => ({ dir: join(parent, name), parent })),
+    );
+}
+
 function vitestProjects() {
   const projects = new Map();
-  for (const parent of ["packages", "apps"]) {
-    if (!existsSync(join(root, parent))) continue;
-    for (const name of readdirSync(join(root, parent))) {
-      const config = join(parent, name, "vitest.config.ts");
-      if (!existsSync(join(root, config))) continue;
-      const match = /bridgeworksProject\(\s*["']([^"']+)["']/.exec(read(config));
-      if (match) projects.set(match[1], { dir: join(parent, name), config, isApp: parent === "apps" });
-    }
+  for (const { dir, parent } of workspaceDirs()) {
+    const config = join(dir, "vitest.config.ts");
+    if (!existsSync(join(root, config))) continue;
+    const match = /bridgeworksProject\(\s*["']([^"']+)["']/.exec(read(config));
+    if (match) projects.set(match[1], { dir, config, isApp: parent === "apps" });
   }
   return projects;
 }
@@ -88,6 +97,46 @@ function checkSandbox() {
         problems.push(`${path} (sandbox unit tests) starts ${started[1]}: exclude it in nix/sandbox.json`);
       if (/["'`][^"'`]*\bscripts\//.test(text))
         problems.push(`${path} (sandbox unit tests) uses scripts/, which is not in the Nix source`);
+    }
+  }
+}
+
+function workspacePackages() {
+  const packages = new Map();
+  for (const { dir } of workspaceDirs()) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(join(root, manifest))) packages.set(JSON.parse(read(manifest)).name, dir);
+  }
+  return packages;
+}
+
+function checkReferences() {
+  const sandbox = JSON.parse(read("nix/sandbox.json"));
+  const projects = vitestProjects();
+  const packages = workspacePackages();
+  const queue = (sandbox.unitTests?.projects ?? []).flatMap((name) => projects.get(name)?.dir ?? []);
+  const seen = new Set();
+  while (queue.length > 0) {
+    const dir = queue.shift();
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    const tsconfigPath = join(dir, "tsconfig.json");
+    if (!existsSync(join(root, tsconfigPath))) continue;
+    const tsconfig = JSON.parse(read(tsconfigPath));
+    const referenced = new Set(
+      (tsconfig.references ?? []).map((reference) => relative(root, resolve(root, dir, reference.path))),
+    );
+    const dependencies = JSON.parse(read(join(dir, "package.json"))).dependencies ?? {};
+    for (const [name, range] of Object.entries(dependencies)) {
+      const dependency = packages.get(name);
+      if (!String(range).startsWith("workspace:") || !dependency) continue;
+      if (!existsSync(join(root, dependency, "tsconfig.json"))) continue;
+      queue.push(dependency);
+      if (!referenced.has(dependency)) {
+        problems.push(
+          `${tsconfigPath} does not reference ${dependency} (${name}, a workspace dependency): \`tsc -b ${dir}\` in a fresh tree does not build it first and fails TS2307, as in the sandbox unit-tests check (nix/sandbox.json)`,
+        );
+      }
     }
   }
 }
@@ -169,6 +218,7 @@ function checkCache() {
 }
 
 checkSandbox();
+checkReferences();
 checkSystems();
 checkCache();
 if (problems.length > 0) {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { resolveBoardLocation } from "@bridgeworks/board";
 import { UsageError } from "@bridgeworks/cli";
 import { findClaudePid, isPidAlive, systemProcessReader } from "@bridgeworks/control-channel";
@@ -11,6 +11,7 @@ import { BoardAccess } from "./board-access.js";
 import { pushActionsToChannel } from "./channel.js";
 import { type ControlChannel, openControlChannel, RunFileRelease } from "./control.js";
 import { BridgeIdentity } from "./identity.js";
+import { keepLease } from "./lease.js";
 import { createLifecycle } from "./lifecycle.js";
 import { createBridgeServer } from "./mcp-server.js";
 import { BridgeTools } from "./tools.js";
@@ -55,7 +56,13 @@ export async function runBridge(version: string): Promise<void> {
     location: settings.boardLocation,
     busyTimeoutMs: settings.busyTimeoutMs,
   });
-  const identity = new BridgeIdentity({ access, name, log });
+  const identity = new BridgeIdentity({
+    access,
+    name,
+    log,
+    process: { host: hostname(), pid: process.pid },
+  });
+  const lease = keepLease({ access, identity, log });
   const tools = new BridgeTools({
     access,
     identity,
@@ -81,6 +88,7 @@ export async function runBridge(version: string): Promise<void> {
     log,
     releaseSync: () => runFileRelease.releaseSync(),
     closeAsync: async () => {
+      lease.stop();
       stopping.abort(new Error("the bridge is shutting down"));
       await Promise.allSettled([control?.close(), identity.depart()]);
       await access.close();

@@ -162,7 +162,8 @@ function reportRetire(result: PostRetireResult, io: HookIo, say: (message: strin
   }
 }
 
-async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise<string> {
+/** A hook's stdin, refused past `maxBytes`. */
+export async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {

@@ -1,5 +1,5 @@
 import { RetireIncompleteError } from "@bridgeworks/board";
-import type { ActiveAgent, AgentIdentity, AgentName, Retirement } from "@bridgeworks/protocol";
+import type { ActiveAgent, AgentIdentity, AgentName, AgentProcess, Retirement } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import type { BoardAccess } from "./board-access.js";
 import { retryWhileBusy } from "./board-access.js";
@@ -15,6 +15,8 @@ export type ClearTrigger = { via: "session-event"; sessionId: string } | { via: 
 export interface BridgeIdentityOptions {
   access: BoardAccess;
   name: AgentName;
+  /** This process, recorded with each identity so people watching the board see who holds what. */
+  process?: AgentProcess | undefined;
   log: Logger;
   now?: () => number;
   /**
@@ -72,12 +74,33 @@ export class BridgeIdentity {
 
   async #register(): Promise<ActiveAgent> {
     const board = await this.#options.access.board();
-    const agent = await retryWhileBusy(() => board.register(this.#options.name), {
-      withinMs: this.#options.busyRetryMs ?? 3000,
-    });
+    const agent = await retryWhileBusy(
+      () => board.register(this.#options.name, { process: this.#options.process }),
+      {
+        withinMs: this.#options.busyRetryMs ?? 3000,
+      },
+    );
     this.#current = agent;
     this.#options.log.info("identity registered", { identity: agent.identity });
     return agent;
+  }
+
+  /**
+   * The lease of `lapsed` lapsed (the bridge could not renew it in time: a suspended machine, a
+   * board out of reach): the board has ended it and released its claims, so the bridge registers a
+   * fresh identity, unless something else already moved it on.
+   */
+  replaceLapsed(lapsed: AgentIdentity): Promise<AgentIdentity> {
+    return this.#serialized(async () => {
+      if (this.#current !== undefined && this.#current.identity !== lapsed) return this.#current.identity;
+      this.#current = undefined;
+      const agent = await this.#register();
+      this.#options.log.warn("lease lapsed; registered a new identity", {
+        lapsed,
+        current: agent.identity,
+      });
+      return agent.identity;
+    });
   }
 
   /** Retires the current identity for a /clear, joining a retire of the same /clear. */

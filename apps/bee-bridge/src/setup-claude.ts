@@ -16,6 +16,16 @@ export interface SetupInput {
   cwd: string;
   /** Extra env for the server entry, e.g. `BEE_CHANNEL=1`. */
   serverEnv: Record<string, string>;
+  /** Put every permission prompt to the board (`bee hook permission-request`). */
+  escalate?: EscalationPolicy | undefined;
+}
+
+export interface EscalationPolicy {
+  /** `human:<name>` or a lead agent's name. */
+  to: string;
+  /** Empty: the hook's default (the addressee, and people for an agent). */
+  deciders: string[];
+  timeoutSeconds: number;
 }
 
 export interface PlannedFile {
@@ -77,7 +87,7 @@ export function planClaudeSetup(input: SetupInput): PlannedFile[] {
     if (!deny.includes(deniedSessionEventTool)) deny.push(deniedSessionEventTool);
     const hooks = objectAt(json, "hooks", files.settings);
     const sessionStart = arrayAt(hooks, "SessionStart", `${files.settings} hooks`);
-    upsertHook(sessionStart, isBeeMcpToolHook, {
+    upsertHook(sessionStart, "clear", isBeeMcpToolHook, {
       type: "mcp_tool",
       server: serverName,
       tool: sessionEventToolName,
@@ -85,13 +95,36 @@ export function planClaudeSetup(input: SetupInput): PlannedFile[] {
       input: { session_id: "${session_id}", source: "${source}" },
       timeout: 10,
     });
-    upsertHook(sessionStart, isBeeCommandHook, {
+    upsertHook(sessionStart, "clear", isBeeCommandHook, {
       type: "command",
       command: [input.launcher.command, ...input.launcher.args, "hook", "session-start"]
         .map(shellQuote)
         .join(" "),
       timeout: 10,
     });
+    if (input.escalate !== undefined) {
+      const { to, deciders, timeoutSeconds } = input.escalate;
+      const permissionRequest = arrayAt(hooks, "PermissionRequest", `${files.settings} hooks`);
+      // No matcher: every tool's prompt. Claude Code kills a hook at its timeout; the hook denies first.
+      upsertHook(permissionRequest, undefined, isBeePermissionHook, {
+        type: "command",
+        command: [
+          input.launcher.command,
+          ...input.launcher.args,
+          "hook",
+          "permission-request",
+          "--to",
+          to,
+          ...deciders.flatMap((decider) => ["--decider", decider]),
+          "--timeout",
+          String(timeoutSeconds),
+        ]
+          .map(shellQuote)
+          .join(" "),
+        timeout: timeoutSeconds + 30,
+        statusMessage: `Asking ${to} on the bee board`,
+      });
+    }
   });
   if (files.approval) {
     const approval = files.approval;
@@ -122,8 +155,16 @@ export function writePlannedFiles(planned: readonly PlannedFile[]): void {
   }
 }
 
-/** Our hooks live in a matcher group of their own (matcher `clear`); others' groups are left alone. */
-function upsertHook(groups: unknown[], isOurs: (hook: unknown) => boolean, hook: Json): void {
+/**
+ * Our hooks live in a group of their own (with `matcher`, or none); others' groups are left alone.
+ * A hook of ours already anywhere is replaced where it is.
+ */
+function upsertHook(
+  groups: unknown[],
+  matcher: string | undefined,
+  isOurs: (hook: unknown) => boolean,
+  hook: Json,
+): void {
   for (const group of groups) {
     if (!isObject(group) || !Array.isArray(group.hooks)) continue;
     const index = group.hooks.findIndex(isOurs);
@@ -135,12 +176,24 @@ function upsertHook(groups: unknown[], isOurs: (hook: unknown) => boolean, hook:
   const ours = groups.find(
     (group) =>
       isObject(group) &&
-      group.matcher === "clear" &&
+      group.matcher === matcher &&
       Array.isArray(group.hooks) &&
-      group.hooks.every((existing) => isBeeMcpToolHook(existing) || isBeeCommandHook(existing)),
+      group.hooks.every(
+        (existing) =>
+          isBeeMcpToolHook(existing) || isBeeCommandHook(existing) || isBeePermissionHook(existing),
+      ),
   );
   if (isObject(ours) && Array.isArray(ours.hooks)) ours.hooks.push(hook);
-  else groups.push({ matcher: "clear", hooks: [hook] });
+  else groups.push(matcher === undefined ? { hooks: [hook] } : { matcher, hooks: [hook] });
+}
+
+function isBeePermissionHook(hook: unknown): boolean {
+  return (
+    isObject(hook) &&
+    hook.type === "command" &&
+    typeof hook.command === "string" &&
+    /\bhook permission-request\b/.test(hook.command)
+  );
 }
 
 function isBeeMcpToolHook(hook: unknown): boolean {

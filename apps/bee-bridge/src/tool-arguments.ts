@@ -5,6 +5,8 @@ import {
   ActionPage,
   ActionRecipient,
   ActionResult,
+  ActionWaitUntil,
+  ApprovalDecision,
   Cursor,
   SessionEventToolInput,
 } from "@bridgeworks/protocol";
@@ -33,6 +35,16 @@ export const ClaimInput = z.strictObject({ actionId: ActionId });
 export const ClaimNextInput = z.strictObject({});
 export const CompleteInput = z.strictObject({ actionId: ActionId, result: ActionResult.optional() });
 export const WhoamiInput = z.strictObject({});
+export const WaitForInput = z.strictObject({
+  actionId: ActionId,
+  until: ActionWaitUntil.default("completed"),
+  timeoutSeconds: z.int().min(1).max(maxWaitSeconds).default(defaultWaitSeconds),
+});
+export const DecideInput = z.strictObject({
+  actionId: ActionId,
+  decision: ApprovalDecision,
+  reason: ActionResult.optional(),
+});
 export { SessionEventToolInput };
 
 /** A JSON Schema for `tools/list`: what the model sees, with defaults and bounds. */

@@ -1,5 +1,12 @@
 import { type Board, BoardError } from "@bridgeworks/board";
-import type { ActionPage, AgentIdentity, Cursor, SessionStartHookOutput } from "@bridgeworks/protocol";
+import type {
+  ActionId,
+  AgentIdentity,
+  ClaimNextOutcome,
+  ClaimOutcome,
+  Cursor,
+  SessionStartHookOutput,
+} from "@bridgeworks/protocol";
 import {
   describeError,
   mcpErrorResult as errorResult,
@@ -11,41 +18,18 @@ import {
 import type { z } from "zod";
 import { type BoardAccess, describeBoardFailure, retryWhileBusy } from "./board-access.js";
 import type { BridgeIdentity } from "./identity.js";
-import {
-  actionPageJsonSchema,
-  ClaimInput,
-  ClaimNextInput,
-  CompleteInput,
-  ListInput,
-  PostInput,
-  SessionEventToolInput,
-  toolInputJsonSchema,
-  WaitActionInput,
-  WhoamiInput,
-} from "./tool-arguments.js";
+import * as inputs from "./tool-arguments.js";
+import { describeTools, sessionEventToolName, type ToolDescription } from "./tool-descriptions.js";
+import { type CallContext, WaitTools } from "./wait-tools.js";
 
-export const sessionEventToolName = "bee_session_event";
-
-export interface ToolDescription {
-  name: string;
-  description: string;
-  inputSchema: { type: "object"; [key: string]: unknown };
-  outputSchema?: { type: "object"; [key: string]: unknown };
-  _meta: Record<string, unknown>;
-}
-
-/** What a call gets from the transport: its abort signal and, when the client asked, a progress sink. */
-export interface CallContext {
-  signal: AbortSignal;
-  /** Present only when the request carried `_meta.progressToken`. */
-  reportProgress?: ((progress: number, total: number, message: string) => Promise<void>) | undefined;
-}
+export { sessionEventToolName, type ToolDescription } from "./tool-descriptions.js";
+export type { CallContext } from "./wait-tools.js";
 
 export interface BridgeToolsOptions {
   access: BoardAccess;
   identity: BridgeIdentity;
   log: Logger;
-  /** How often a waiting `bee_wait_action` reports progress. */
+  /** How often a waiting tool reports progress. */
   progressIntervalMs: number;
   /** How long a write keeps retrying while another process holds the board's write lock. */
   busyRetryMs: number;
@@ -54,7 +38,6 @@ export interface BridgeToolsOptions {
   now?: () => number;
 }
 
-const alwaysLoad = { "anthropic/alwaysLoad": true };
 const retryHint = "retry with the same cursor";
 const unsureClaimHint =
   "call bee_list and look for an action claimedBy you before claiming the next (bee_whoami says who you are)";
@@ -72,106 +55,79 @@ class UnsureWrite extends Error {
 /** The bridge's MCP tools: descriptions for `tools/list` and one handler per tool. */
 export class BridgeTools {
   readonly #options: BridgeToolsOptions;
-  readonly #now: () => number;
+  readonly #waits: WaitTools;
+  /** The fencing token of each claim this bridge made, by action: its completes carry it. */
+  readonly #fences = new Map<ActionId, { holder: AgentIdentity; fence: number }>();
 
   constructor(options: BridgeToolsOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    this.#waits = new WaitTools({ ...options, now: options.now ?? Date.now });
   }
 
   list(): ToolDescription[] {
-    const pageSchema = actionPageJsonSchema();
-    return [
-      {
-        name: "bee_wait_action",
-        description:
-          "Wait up to timeoutSeconds (1-60, default 45) for actions on the bee board that you can claim. " +
-          "Returns {records, cursor}; pass cursor back on the next call. An empty page means nothing came: " +
-          "call again with the returned cursor.",
-        inputSchema: toolInputJsonSchema(WaitActionInput),
-        outputSchema: pageSchema,
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_list",
-        description:
-          "List board actions changed after a cursor (since and cursor are the same thing), oldest first, " +
-          "with the cursor to page on.",
-        inputSchema: toolInputJsonSchema(ListInput),
-        outputSchema: pageSchema,
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_post",
-        description: 'Post an action to an agent by name, or to every agent with to: "*".',
-        inputSchema: toolInputJsonSchema(PostInput),
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_claim",
-        description: "Claim an open action. outcome is claimed, or taken when someone else got it first.",
-        inputSchema: toolInputJsonSchema(ClaimInput),
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_claim_next",
-        description:
-          "Claim the oldest open action addressed to you or to everyone, in one step. outcome is claimed " +
-          "with the record, or none when there is nothing to claim (wait with bee_wait_action, then call " +
-          "again). It never loses a race to another agent.",
-        inputSchema: toolInputJsonSchema(ClaimNextInput),
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_complete",
-        description: "Complete an action you claimed, with an optional result text.",
-        inputSchema: toolInputJsonSchema(CompleteInput),
-        _meta: alwaysLoad,
-      },
-      {
-        name: "bee_whoami",
-        description: "Your identity on the bee board (agent:<name>#<8 hex>); it changes on /clear.",
-        inputSchema: toolInputJsonSchema(WhoamiInput),
-        _meta: alwaysLoad,
-      },
-      {
-        name: sessionEventToolName,
-        description:
-          "Internal: called by Claude Code's SessionStart mcp_tool hook on /clear. Not for the model.",
-        inputSchema: toolInputJsonSchema(SessionEventToolInput),
-        _meta: alwaysLoad,
-      },
-    ];
+    return describeTools();
   }
 
   async call(name: string, args: unknown, context: CallContext): Promise<ToolResult> {
     this.#options.log.debug("tool call", { tool: name, progress: context.reportProgress !== undefined });
     switch (name) {
       case "bee_wait_action":
-        return this.#withArguments(WaitActionInput, args, (input) => this.#wait(input, context));
+        return this.#withArguments(inputs.WaitActionInput, args, (input) =>
+          this.#waits.waitForClaimable(input, context),
+        );
+      case "bee_wait_for":
+        return this.#withArguments(inputs.WaitForInput, args, (input) =>
+          this.#waits.waitForAction(input, context),
+        );
       case "bee_list":
-        return this.#withArguments(ListInput, args, (input) => this.#list(input));
+        return this.#withArguments(inputs.ListInput, args, (input) => this.#list(input));
       case "bee_post":
-        return this.#withArguments(PostInput, args, (input) => this.#post(input));
+        return this.#withArguments(inputs.PostInput, args, (input) =>
+          this.#write((board, me) =>
+            board.post({ kind: input.kind, to: input.to, from: me, body: input.body }),
+          ),
+        );
       case "bee_claim":
-        return this.#withArguments(ClaimInput, args, (input) =>
-          this.#write(async (board, me) => board.claim(me, input.actionId)),
+        return this.#withArguments(inputs.ClaimInput, args, (input) =>
+          this.#write(async (board, me) => this.#remember(me, await board.claim(me, input.actionId))),
         );
       case "bee_claim_next":
-        return this.#withArguments(ClaimNextInput, args, () =>
-          this.#write(async (board, me) => board.claimNext(me), { ifUnsure: unsureClaimHint }),
+        return this.#withArguments(inputs.ClaimNextInput, args, () =>
+          this.#write(async (board, me) => this.#remember(me, await board.claimNext(me)), {
+            ifUnsure: unsureClaimHint,
+          }),
         );
       case "bee_complete":
-        return this.#withArguments(CompleteInput, args, (input) =>
-          this.#write(async (board, me) => board.complete(me, input.actionId, input.result)),
+        return this.#withArguments(inputs.CompleteInput, args, (input) =>
+          this.#write(async (board, me) => {
+            // As the identity that claimed it, under its token: a claim lost with a lapsed lease is refused
+            // stale_fence, even after the bridge moved on to a new identity.
+            const held = this.#fences.get(input.actionId);
+            const outcome = await board.complete(held?.holder ?? me, input.actionId, input.result, {
+              fence: held?.fence,
+            });
+            this.#fences.delete(input.actionId);
+            return outcome;
+          }),
+        );
+      case "bee_decide":
+        return this.#withArguments(inputs.DecideInput, args, (input) =>
+          this.#write((board, me) => board.decide(me, input.actionId, input.decision, input.reason)),
         );
       case "bee_whoami":
-        return this.#withArguments(WhoamiInput, args, () => this.#whoami());
+        return this.#withArguments(inputs.WhoamiInput, args, () => this.#whoami());
       case sessionEventToolName:
-        return this.#withArguments(SessionEventToolInput, args, (input) => this.#sessionEvent(input));
+        return this.#withArguments(inputs.SessionEventToolInput, args, (input) => this.#sessionEvent(input));
       default:
         return errorResult(`name: no tool called ${JSON.stringify(name)}`);
     }
+  }
+
+  #remember<T extends ClaimOutcome | ClaimNextOutcome>(me: AgentIdentity, outcome: T): T {
+    if (outcome.outcome === "claimed" && outcome.record.claimedBy === me) {
+      this.#fences.set(outcome.record.id, { holder: me, fence: outcome.record.fence });
+    }
+    return outcome;
   }
 
   async #withArguments<Schema extends z.ZodType>(
@@ -184,51 +140,7 @@ export class BridgeTools {
     return run(parsed.value);
   }
 
-  async #wait(input: z.output<typeof WaitActionInput>, context: CallContext): Promise<ToolResult> {
-    const { signal, reportProgress } = context;
-    let board: Board;
-    let me: AgentIdentity;
-    try {
-      board = await this.#options.access.board();
-      me = await this.#options.identity.current();
-    } catch (error) {
-      return errorResult(describeBoardFailure(error, retryHint));
-    }
-    const startedAt = this.#now();
-    const total = input.timeoutSeconds;
-    const ticker =
-      reportProgress === undefined
-        ? undefined
-        : setInterval(() => {
-            const elapsed = Math.min(total, Math.round((this.#now() - startedAt) / 100) / 10);
-            reportProgress(
-              elapsed,
-              total,
-              `waiting for bee actions (${Math.round(elapsed)}s of ${total}s)`,
-            ).catch(() => {});
-          }, this.#options.progressIntervalMs);
-    try {
-      const page = await board.waitForClaimable(me, input.cursor as Cursor | undefined, {
-        timeoutMs: input.timeoutSeconds * 1000,
-        signal,
-      });
-      return pageResult(page);
-    } catch (error) {
-      // A cancelled call ends here; the SDK drops whatever it would have returned.
-      if (signal.aborted) {
-        this.#options.log.info("tool call cancelled", {
-          tool: "bee_wait_action",
-          reason: describeError(signal.reason),
-        });
-        throw signal.reason;
-      }
-      return errorResult(describeBoardFailure(error, retryHint));
-    } finally {
-      if (ticker) clearInterval(ticker);
-    }
-  }
-
-  async #list(input: z.output<typeof ListInput>): Promise<ToolResult> {
+  async #list(input: z.output<typeof inputs.ListInput>): Promise<ToolResult> {
     if (input.since !== undefined && input.cursor !== undefined && input.since !== input.cursor) {
       return errorResult("since: is the same as cursor; give one of them");
     }
@@ -238,16 +150,10 @@ export class BridgeTools {
         cursor: (input.cursor ?? input.since) as Cursor | undefined,
         limit: input.limit,
       });
-      return pageResult(page);
+      return jsonResult(page);
     } catch (error) {
       return errorResult(describeBoardFailure(error, retryHint));
     }
-  }
-
-  async #post(input: z.output<typeof PostInput>): Promise<ToolResult> {
-    return this.#write((board, me) =>
-      board.post({ kind: input.kind, to: input.to, from: me, body: input.body }),
-    );
   }
 
   /**
@@ -295,7 +201,7 @@ export class BridgeTools {
     }
   }
 
-  async #sessionEvent(input: SessionEventToolInput): Promise<ToolResult> {
+  async #sessionEvent(input: inputs.SessionEventToolInput): Promise<ToolResult> {
     this.#options.log.info("session event", { source: input.source });
     try {
       if (input.source !== "clear") {
@@ -325,10 +231,6 @@ export class BridgeTools {
 
 export function identityContext(additionalContext: string): SessionStartHookOutput {
   return { hookSpecificOutput: { hookEventName: "SessionStart", additionalContext } };
-}
-
-function pageResult(page: ActionPage): ToolResult {
-  return jsonResult(page);
 }
 
 function delay(ms: number): Promise<void> {

@@ -53,10 +53,12 @@ describe("tools/list and argument rules", () => {
       "bee_claim",
       "bee_claim_next",
       "bee_complete",
+      "bee_decide",
       "bee_list",
       "bee_post",
       "bee_session_event",
       "bee_wait_action",
+      "bee_wait_for",
       "bee_whoami",
     ]);
     for (const tool of tools) expect(tool._meta?.["anthropic/alwaysLoad"]).toBe(true);
@@ -83,7 +85,7 @@ describe("tools/list and argument rules", () => {
     const unknown = await call(running, "bee_list", { since: null, sinse: "x" });
     expect(textOf(unknown)).toBe("sinse: is not an argument of this tool");
     const badPost = await call(running, "bee_post", { to: "a b", body: "x" });
-    expect(textOf(badPost)).toBe("to: must be an agent name or *");
+    expect(textOf(badPost)).toBe("to: must be an agent name, * or human:<name>");
     const badClaimNext = await call(running, "bee_claim_next", { actionId: "act_0000000000000000" });
     expect([badClaimNext.isError, textOf(badClaimNext)]).toEqual([
       true,
@@ -284,6 +286,6 @@ describe("an unavailable board", () => {
     const result = await call(running, "bee_wait_action", { timeoutSeconds: 1 });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^board unavailable: .*; retry with the same cursor$/);
-    expect((await running.client.listTools()).tools.length).toBe(8);
+    expect((await running.client.listTools()).tools.length).toBe(10);
   });
 });

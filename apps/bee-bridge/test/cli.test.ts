@@ -12,7 +12,11 @@ import { createSandbox, runBee as runBundle } from "./helpers.js";
 const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+/** The CLI reference, which must list every command with every flag (the README links it). */
+const reference = {
+  path: "docs/cli.md",
+  text: readFileSync(new URL("../docs/cli.md", import.meta.url), "utf8"),
+};
 const commands = commandPaths(rootOf(beeProgram).commands);
 
 /** In-process, with a board that cannot open (a path under a file): anything that reaches the board fails with exit 1, not 2. */
@@ -67,12 +71,12 @@ describe("the built bee", () => {
   });
 });
 
-describeCommandTable({ program: beeProgram, run: (argv) => bee(...argv), readme });
+describeCommandTable({ program: beeProgram, run: (argv) => bee(...argv), reference });
 
 describe("usage before the board", () => {
   test.each([
     [["post", "hello"], "--to: is required"],
-    [["post", "--to", "a b", "hello"], "--to: must be an agent name or *"],
+    [["post", "--to", "a b", "hello"], "--to: must be an agent name, * or human:<name>"],
     [["list", "--limit", "0"], '--limit: must be an integer from 1 to 500, got "0"'],
     [["list", "--board", "relative.db"], "--board: must be an absolute path or a postgres:// URL"],
     [["claim", "act_0123456789abcdef", "--as", "a b"], "--as: agent name may hold only"],

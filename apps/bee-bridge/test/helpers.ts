@@ -237,3 +237,18 @@ export async function startBridgeWithRunFile(tracker: ProcessTracker, sandbox: S
   await eventually(() => existsSync(runFilePath));
   return { claude, running, runFilePath };
 }
+
+/** A bridge named `agent` in the scope's sandbox (its board, run dir and home). */
+export function startAgentBridge(scope: BridgeTestScope, agent: string): Promise<RunningBridge> {
+  return startBridge({ tracker: scope.tracker, env: { ...scope.sandbox.env, BEE_AGENT: agent } });
+}
+
+/** A tool call's `structuredContent`, after checking the call succeeded and its text says the same. */
+export function structured<T>(value: unknown): T {
+  const result = value as { structuredContent?: unknown; isError?: unknown };
+  if (result.isError) throw new Error(`the tool call failed: ${textOf(result)}`);
+  if (textOf(result) !== JSON.stringify(result.structuredContent)) {
+    throw new Error(`the text is not the structured content: ${textOf(result)}`);
+  }
+  return result.structuredContent as T;
+}

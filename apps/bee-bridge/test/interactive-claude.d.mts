@@ -45,6 +45,10 @@ export interface InteractiveClaudeOptions {
   config?: "flags" | "workspace";
   /** Runs after the environment exists and before claude starts, e.g. to run `bee setup claude`. */
   beforeStart?: (session: InteractiveClaude) => void | Promise<void>;
+  /** More of claude's own arguments, e.g. `--dangerously-load-development-channels server:bee`. */
+  extraArgs?: readonly string[];
+  /** More variables for the bridge, e.g. `BEE_CHANNEL: "1"`. */
+  beeEnvExtra?: Record<string, string>;
 }
 
 export interface InteractiveClaude {

@@ -97,10 +97,17 @@ function signal(pid, name) {
  * (`environment.env`), which the bridge inherits. `beforeStart(session)` runs before claude starts.
  * `close()` ends the tmux server, claude and the bridge by pid; call it in a `finally`/`afterEach`.
  */
-export async function startInteractiveClaude({ steps, hook = mcpToolHook, config = "flags", beforeStart }) {
+export async function startInteractiveClaude({
+  steps,
+  hook = mcpToolHook,
+  config = "flags",
+  beforeStart,
+  extraArgs = [],
+  beeEnvExtra = {},
+}) {
   const doubled = doubledEnvironments();
   const { double, environment } = await doubled.start({ steps });
-  const beeEnv = beeEnvironment(environment.root);
+  const beeEnv = { ...beeEnvironment(environment.root), ...beeEnvExtra };
   // In workspace mode the server entry carries no env: the bridge inherits bee's variables from claude.
   if (config === "workspace") Object.assign(environment.env, beeEnv);
   const socket = `bee-${process.pid}-${Date.now()}-${Math.random().toString(16).slice(2, 8)}`;
@@ -206,7 +213,7 @@ export async function startInteractiveClaude({ steps, hook = mcpToolHook, config
         `cd ${JSON.stringify(environment.workspace)} && exec env -i ${exports} claude`,
         // A permission rule only, in both modes: auto mode's safety check runs on Anthropic's server, which
         // the double is not, so any other tool call stops at auto mode's "can't check actions" dialog.
-        ...[...claudeArgs, "--allowedTools", waitTool].map((arg) => JSON.stringify(arg)),
+        ...[...claudeArgs, ...extraArgs, "--allowedTools", waitTool].map((arg) => JSON.stringify(arg)),
       ].join(" "),
     );
     claudePid = Number(tmux("display-message", "-p", "-t", "bee", "#{pane_pid}")) || undefined;

@@ -95,7 +95,7 @@ describe("shutdown", () => {
       env: { ...scope.sandbox.env, BEE_AGENT: "alpha" },
     });
     const { tools } = await running.client.listTools();
-    expect(tools.length).toBe(8);
+    expect(tools.length).toBe(10);
     await eventually(() => running.process.stderr().includes("no claude ancestor found"));
     expect(existsSync(scope.sandbox.runDir) ? readdirSync(scope.sandbox.runDir) : []).toEqual([]);
   });

@@ -5,7 +5,15 @@ import { RoundTripTap } from "@bridgeworks/board/testing";
 import { ProcessTracker } from "@bridgeworks/test-harness";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
-import { createSandbox, type RunningBridge, runBee, type Sandbox, startBridge, textOf } from "./helpers.js";
+import {
+  bundlePath,
+  createSandbox,
+  type RunningBridge,
+  runBee,
+  type Sandbox,
+  startBridge,
+  textOf,
+} from "./helpers.js";
 import {
   clusterScript,
   dropSchema,
@@ -128,20 +136,20 @@ describe("two bridges on different machines sharing one PostgreSQL board", () =>
 });
 
 describe("the CLI on a PostgreSQL board", () => {
-  test("bee board migrate reports 0 -> 2 on a fresh schema, then 2 -> 2", async () => {
+  test("bee board migrate reports 0 -> 3 on a fresh schema, then 3 -> 3", async () => {
     const board = freshBoard();
     const env = machine(board).env;
     const first = await runBee(["board", "migrate", "--json"], env);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 2 });
+    expect(json(first.stdout)).toMatchObject({ store: "postgres", previousVersion: 0, schemaVersion: 3 });
     const second = await runBee(["board", "migrate", "--json"], env);
     expect(second.code).toBe(0);
-    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 2, schemaVersion: 2 });
+    expect(json(second.stdout)).toMatchObject({ store: "postgres", previousVersion: 3, schemaVersion: 3 });
     const text = await runBee(["board", "migrate"], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
-      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 2\n$/,
+      /^postgres board postgresql:\/\/postgres:\*\*\*@.*: already at schema version 3\n$/,
     );
     for (const result of [first, second, text]) expect(result.stdout).not.toContain(passwordOf(board));
   });
@@ -151,7 +159,7 @@ describe("the CLI on a PostgreSQL board", () => {
     const { BEE_BOARD: _, ...env } = machine(board).env;
     const migrated = await runBee(["board", "migrate", "--json", "--board", board], env);
     expect(migrated.code).toBe(0);
-    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 2 });
+    expect(json(migrated.stdout)).toMatchObject({ previousVersion: 0, schemaVersion: 3 });
     const bad = await runBee(["board", "drop"], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(`bee board: "drop": is not a bee board command (see 'bee board --help')\n`);
@@ -308,6 +316,29 @@ describe("a PostgreSQL server that is away", () => {
     expect(page.records).toEqual([record]);
     expect(running.process.stderr()).not.toContain(passwordOf(board));
     expect(await Promise.race([running.process.exited, Promise.resolve("running")])).toBe("running");
+  });
+
+  test("bee wait rides out the server halted, resumed and restarted, and says done once the action is", async () => {
+    const board = freshBoard(cluster.url);
+    const env = machine(board).env;
+    const id = (await runBee(["post", "--to", "*", "through the outage"], env)).stdout.trim();
+    const waiting = tracker.spawn(process.execPath, [bundlePath, "wait", id, "--until", "completed"], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    clusterScript("halt", cluster.dir);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    } finally {
+      clusterScript("resume", cluster.dir);
+    }
+    clusterScript("restart", cluster.dir);
+    expect((await runBee(["claim", id, "--as", "omega"], env)).code).toBe(0);
+    expect((await runBee(["complete", id, "--as", "omega", "--result", "shipped"], env)).code).toBe(0);
+    expect(await waiting.exited).toMatchObject({ code: 0 });
+    expect(waiting.stdout()).toMatch(new RegExp(`^${id} is done by agent:omega#[0-9a-f]{8}: shipped\n$`));
+    expect(waiting.stderr()).not.toContain(passwordOf(board));
   });
 
   test("a bridge whose server refuses connections answers with a retry error and no password", async () => {

@@ -156,3 +156,84 @@ async function runBeeIn(cwd: string, args: string[]) {
     });
   });
 }
+
+describe("bee setup claude --escalate", () => {
+  test("adds one PermissionRequest hook for every tool, keeps others' hooks, and a second run changes nothing", async () => {
+    const settingsPath = join(configDir, "settings.json");
+    const others = {
+      hooks: { PermissionRequest: [{ matcher: "Write", hooks: [{ type: "command", command: "audit" }] }] },
+    };
+    writeFileSync(settingsPath, JSON.stringify(others));
+    const args = [
+      "setup",
+      "claude",
+      "--escalate",
+      "--escalate-to",
+      "lead",
+      "--decider",
+      "lead",
+      "--decider",
+      "human:iain",
+    ];
+    const first = await runBee(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    const settings = readJson(settingsPath);
+    expect(settings.hooks.PermissionRequest).toEqual([
+      others.hooks.PermissionRequest[0],
+      {
+        hooks: [
+          {
+            type: "command",
+            command: expect.stringMatching(
+              /bee\.mjs hook permission-request --to lead --decider lead --decider human:iain --timeout 300$/,
+            ),
+            timeout: 330,
+            statusMessage: "Asking lead on the bee board",
+          },
+        ],
+      },
+    ]);
+    const text = readFileSync(settingsPath, "utf8");
+    const again = await runBee(args, env);
+    expect(again.stdout).toContain(`unchanged ${settingsPath}`);
+    expect(readFileSync(settingsPath, "utf8")).toBe(text);
+
+    // Asked again with another addressee, bee's hook is replaced where it is, not added twice.
+    expect(
+      (await runBee(["setup", "claude", "--escalate-to", "human:iain", "--escalate-timeout", "60"], env))
+        .code,
+    ).toBe(0);
+    const changed = readJson(settingsPath).hooks.PermissionRequest as AnyJson[];
+    expect(changed).toHaveLength(2);
+    expect(changed[1]!.hooks).toEqual([
+      expect.objectContaining({
+        command: expect.stringMatching(/permission-request --to human:iain --timeout 60$/),
+        timeout: 90,
+      }),
+    ]);
+  });
+
+  test("without --escalate nothing is put to the board; --escalate-to * and a bad decider are usage errors", async () => {
+    expect((await runBee(["setup", "claude"], env)).code).toBe(0);
+    expect(readJson(join(configDir, "settings.json")).hooks.PermissionRequest).toBeUndefined();
+    const everyone = await runBee(["setup", "claude", "--escalate-to", "*"], env);
+    expect([everyone.code, everyone.stderr]).toEqual([
+      2,
+      "bee setup claude: --escalate-to: ask one person (human:NAME) or one lead agent, not * (see 'bee setup claude --help')\n",
+    ]);
+    const badDecider = await runBee(["setup", "claude", "--escalate", "--decider", "agent:x#00000000"], env);
+    expect(badDecider.code).toBe(2);
+    expect(badDecider.stderr).toContain("--decider: must be human, human:<name> or an agent name");
+  });
+});
+
+describe("bee setup claude --channel", () => {
+  test("turns the bridge's pushes on and says on stderr what only claude's own command line can add", async () => {
+    const result = await runBee(["setup", "claude", "--channel"], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(readJson(join(configDir, ".claude.json")).mcpServers.bee.env).toEqual({ BEE_CHANNEL: "1" });
+    expect(result.stderr).toContain("--dangerously-load-development-channels server:bee");
+    expect(result.stderr).toContain("channels feature is not currently available");
+    expect((await runBee(["setup", "claude"], env)).stderr).toBe("");
+  });
+});

@@ -6,8 +6,9 @@
 // FAKE_CLAUDE_GATE_LOG. With FAKE_CLAUDE_DELTAS=N it streams one answer as N text deltas (GAP_MS apart), in
 // the lines Claude Code 2.1.332 prints with --include-partial-messages: `stream_event` lines carrying the
 // raw Messages SSE events (message_start, content_block_start, content_block_delta/text_delta,
-// content_block_stop, message_stop), then the whole `assistant` message (measured shapes:
-// /work/shared/reference/floot-daemon.md §1.4; parsed by backend-adapters' claude-translator.ts).
+// content_block_stop, message_stop), then the whole `assistant` message (the shapes as recorded from the
+// real binary: packages/backend-adapters/test/fixtures/claude/text.jsonl, which claude-translator.test.ts
+// replays through backend-adapters' claude-translator.ts, the parser the daemon uses).
 import { spawnSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env -S node --
 // `--` ends Node's options: Node reads a --env-file anywhere on its command line, even after the
-// script's name, and a NODE_OPTIONS in that file would run in this process (see README, CLI).
+// script's name, and a NODE_OPTIONS in that file would run in this process (see docs/cli.md).
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";

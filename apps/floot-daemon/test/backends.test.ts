@@ -44,3 +44,37 @@ test("each backend: path, version, signed in by variable name; a missing one say
   // Names and paths only: never the key itself.
   expect(stdout).not.toContain(DOUBLE_API_KEY);
 });
+
+test("issue 36: each backend says whether its sandbox runs here; where it cannot, a confined session is refused naming why, and --unconfined goes on", async () => {
+  world = await FlootWorld.create("claude", { steps: [] });
+  const w = world;
+  // Claude Code's sandbox needs bwrap and socat on the daemon's PATH: a PATH with the CLIs and node only.
+  const { mkdirSync, symlinkSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const bare = join(w.env.root, "bare-bin");
+  mkdirSync(bare);
+  for (const name of ["claude", "codex"]) symlinkSync(join(w.env.binDir, name), join(bare, name));
+  symlinkSync(process.execPath, join(bare, "node"));
+  await w.startDaemon({ PATH: bare });
+  const { backends } = await w.client.request<FlootBackendList>("GET", "/v1/backends");
+  expect(backends.find((each) => each.backend === "claude")?.sandbox).toMatchObject({
+    available: false,
+    problem: expect.stringMatching(/bubblewrap \(bwrap\) and socat/),
+  });
+  const refused = await w.client
+    .request("POST", "/v1/sessions", { backend: "claude" })
+    .then(() => undefined, (error: unknown) => error as { status?: number; code?: string; message: string });
+  expect(refused).toMatchObject({ status: 409 });
+  expect(refused?.message).toMatch(/sandbox cannot run here: .*bwrap.*--unconfined/);
+  const unconfined = await w.client.request<{ sandbox: unknown }>("POST", "/v1/sessions", {
+    backend: "claude",
+    sandbox: { enabled: false },
+  });
+  expect(unconfined.sandbox).toEqual({ enabled: false });
+  // And `floot backends` in words.
+  const { stdout } = await promisify(execFile)(process.execPath, [bundlePath, "backends", "--state", w.stateDir], {
+    env: { ...process.env, HOME: w.env.home },
+  });
+  expect(stdout).toMatch(/claude .*\n {2}sandbox unavailable: .*bwrap.*\(sessions need --unconfined\)/);
+  expect(stdout).toMatch(/codex .*\n {2}sandbox: Codex's/);
+});

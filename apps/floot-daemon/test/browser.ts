@@ -9,7 +9,7 @@ import { appDir, bundlePath, type FlootWorld } from "./daemon-harness.js";
 
 export const chromiumPath = "/usr/bin/chromium";
 export const screenshotDir = join(appDir, "test-results", "web-ui");
-/** Screenshots the README links: committed, rewritten by each UI test run. */
+/** Screenshots the README and docs/web-ui.md link: committed, rewritten by each UI test run. */
 export const docsScreenshotDir = join(appDir, "docs", "screenshots");
 
 const chromiumArgs = [
@@ -76,7 +76,7 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   return path;
 }
 
-/** Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the README links. */
+/** Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the docs link. */
 export async function saveScreenshot(target: Page | Locator, name: string): Promise<string> {
   mkdirSync(docsScreenshotDir, { recursive: true });
   const path = join(docsScreenshotDir, `${name}.png`);

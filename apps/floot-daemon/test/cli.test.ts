@@ -19,7 +19,11 @@ import { bundlePath } from "./daemon-harness.js";
 const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
-const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+/** The CLI reference, which must list every command with every flag (the README links it). */
+const reference = {
+  path: "docs/cli.md",
+  text: readFileSync(new URL("../docs/cli.md", import.meta.url), "utf8"),
+};
 const commands = commandPaths(rootOf(flootProgram).commands);
 
 let root: string;
@@ -100,7 +104,7 @@ describe("the built floot", () => {
   });
 });
 
-describeCommandTable({ program: flootProgram, run: (argv) => floot(...argv), readme });
+describeCommandTable({ program: flootProgram, run: (argv) => floot(...argv), reference });
 
 describe("usage before the daemon", () => {
   test.each([

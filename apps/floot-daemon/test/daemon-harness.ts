@@ -263,6 +263,15 @@ export class FlootWorld {
     return killedAt;
   }
 
+  /** SIGTERM, as a service manager's stop or restart sends it: the daemon's own shutdown runs. */
+  async stopDaemon(): Promise<void> {
+    const daemon = this.daemon;
+    if (!daemon) throw new Error("no daemon is running");
+    process.kill(daemon.process.pid, "SIGTERM");
+    await daemon.process.exited;
+    this.daemon = undefined;
+  }
+
   async restartAfterKill(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
     await this.killDaemon();
     return this.startDaemon(extraEnv);

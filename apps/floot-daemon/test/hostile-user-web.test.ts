@@ -13,8 +13,8 @@ import { openBrowser, processesMentioning, signInLink, type TestBrowser } from "
 import { appDir, bundlePath, FlootWorld, stageForOtherUsers } from "./daemon-harness.js";
 
 // Issue 12's hostile-local-user attacks on the browser side, each step of the attacker run as another
-// uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. The README's threat
-// model lists what each one shows.
+// uid (65534, through setpriv) against the real daemon bundle and Debian's Chromium. docs/threat-model.md
+// lists what each one shows.
 
 const run = promisify(execFile);
 const hostileDir = join(appDir, "test/hostile");
@@ -265,12 +265,10 @@ describe("a hostile local user against the web UI", () => {
     const port = w.daemon!.file.port;
     const { page, token } = await signedInTab(w);
 
-    // 1. A clean stop removes daemon.json, so the next start takes another port: the tokens of the
-    //    old one are of no use, and are dropped.
-    process.kill(w.daemon!.process.pid, "SIGTERM");
-    await w.daemon!.process.exited;
-    w.daemon = undefined;
-    await w.startDaemon();
+    // 1. The next start takes another port (here told to: `--port 0`; a clean stop keeps the last
+    //    port otherwise): the tokens of the old one are of no use, and are dropped.
+    await w.stopDaemon();
+    await w.startDaemon({}, {}, ["--port", "0"]);
     expect(w.daemon!.file.port).not.toBe(port);
 
     // 2. The other user binds the old port; the tab, reloaded, hands its page the token.

@@ -5,6 +5,7 @@ import {
   type BackendEvent,
   type DecisionActor,
   PermissionRule,
+  permissionInputShownBytes,
   permissionRuleMaxChars,
   secretValueMinLength,
   TurnEvent,
@@ -286,9 +287,9 @@ describe("secret masking: the journal", () => {
       inputPreview: preview,
       effectFree: false,
     });
-    // As long a rule as protocol takes (16 KiB): masked, it would be longer.
-    const word = `${secret.replace(/[(),]/g, "")} `;
-    const rule = `Bash(${word.repeat(Math.floor((permissionRuleMaxChars - "Bash()".length) / word.length))})`;
+    // Valid as asked, too long once each value is a marker (longer than the value).
+    const values = `${secret.replace(/[(),]/g, "")} `.repeat(permissionRuleMaxChars);
+    const rule = `Bash(${values.slice(0, permissionRuleMaxChars - "Bash()".length).trimEnd()})`;
     expect(PermissionRule.safeParse(rule).success).toBe(true);
     const request = journal.permissions.requestPermission(turnId, {
       toolCallKey: "t1",
@@ -303,9 +304,10 @@ describe("secret masking: the journal", () => {
     expect(text).toHaveLength(toolGateInputPreviewChars);
     expect(text.startsWith(`${maskMarker(name)} ${maskMarker(name)} `)).toBe(true);
     expect(text.endsWith("…")).toBe(true);
-    // A summary's bound (4 × 256 KiB, protocol's PermissionRequestDraft) leaves room for the markers:
-    // masked whole, not cut again.
+    // A request keeps the whole call (up to its own, far larger bound): masked, not cut.
     expect(request.inputSummary.length).toBeGreaterThan(toolGateInputPreviewChars);
+    expect(request.inputSummary.length).toBeLessThanOrEqual(permissionInputShownBytes);
+    expect(request.inputSummary).not.toContain(secret.slice(0, 12));
     expect(request.inputSummary.startsWith(`${maskMarker(name)} ${maskMarker(name)} `)).toBe(true);
     expect(request.suggestedRule).toBe(`Bash(***SECRET[${name}]***)`);
     expect(stateDirBytes()).not.toContain(secret.slice(0, 12));

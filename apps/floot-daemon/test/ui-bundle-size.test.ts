@@ -5,7 +5,7 @@ import { expect, test } from "vitest";
 import { appDir } from "./daemon-harness.js";
 
 // The web UI's script, as global-setup built it: a budget, so a dependency that stops tree-shaking (or a
-// syntax highlighter pulled in whole) is noticed. The README states the measured sizes.
+// syntax highlighter pulled in whole) is noticed. docs/web-ui.md states the measured sizes.
 const budget = { raw: 160_000, gzip: 50_000 };
 
 test("the UI bundle stays within its budget", () => {

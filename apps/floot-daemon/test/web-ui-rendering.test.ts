@@ -11,7 +11,7 @@ import { FlootWorld } from "./daemon-harness.js";
 
 // How the page renders what agents write: Markdown (sanitized, live while it streams) and file edits
 // as diffs. Debian's Chromium against the built daemon and the real claude / codex on the model double.
-// Screenshots the README shows go to docs/screenshots/.
+// Screenshots the README and docs/web-ui.md show go to docs/screenshots/.
 
 let world: FlootWorld | undefined;
 let browser: TestBrowser | undefined;

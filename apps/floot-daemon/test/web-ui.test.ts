@@ -322,6 +322,27 @@ describe("web UI", () => {
     await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
   });
 
+  test("4b. a planned restart (SIGTERM, then a new start) with the page open: the same port, and the page reconnects by itself", async () => {
+    const w = await setUp({ steps: [textReply("[after]", "Served by the new daemon.")] });
+    const session = await w.createSession();
+    const page = await signIn(w);
+    await openSession(page, w, session);
+    const port = w.daemon!.file.port;
+    const generation = w.daemon!.file.generation;
+
+    await w.stopDaemon();
+    // A clean stop removes daemon.json; the next start still takes the port the page knows.
+    expect(w.readDaemonFile()).toBeUndefined();
+    await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
+    await w.startDaemon();
+    expect(w.daemon!.file.port).toBe(port);
+    expect(w.daemon!.file.generation).toBe(generation + 1);
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
+    // No sign-in again: the page sends a turn to the new daemon.
+    await sendFromPage(page, "[after] still there?");
+    await page.getByText("Served by the new daemon.").waitFor({ timeout: 60_000 });
+  });
+
   test("5. a requestSecret form survives a restart and a value too short to mask; submitting completes the turn; a tool printing the secret leaves it nowhere", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
     const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
@@ -450,7 +471,7 @@ describe("web UI", () => {
     expect(await page.content()).not.toContain(secret);
     expect(filesContaining([w.stateDir, scope.browser!.userDataDir], secret)).toEqual([]);
     // Only Claude Code's own transcript holds it: the tool printed it to the model, and what the CLI
-    // stores is beyond the daemon's reach (see the README's threat model).
+    // stores is beyond the daemon's reach (see docs/threat-model.md).
     for (const path of filesContaining([w.env.home], secret)) expect(path).toMatch(/\/\.claude\/projects\//);
     expect(w.daemon!.process.stderr()).not.toContain(secret);
 

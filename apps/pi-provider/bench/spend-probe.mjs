@@ -2,8 +2,8 @@
 // What Claude Code (through the Agent SDK, subscription auth) reports when its plan window is used up
 // and extra usage (overage) would apply: the double answers each prompt with the subscription
 // rate-limit headers of a case below; prints, per case, the rate_limit_event(s) Claude Code emitted,
-// the result, and how many model requests reached the double. Measurement only (README, "Spending
-// guard"): `node bench/spend-probe.mjs`.
+// the result, and how many model requests reached the double. Measurement only
+// (docs/spending-guard.md): `node bench/spend-probe.mjs`.
 import { query } from "@anthropic-ai/claude-agent-sdk";
 import { startModelDouble } from "@bridgeworks/model-double";
 import { createIsolatedEnvironment } from "@bridgeworks/test-harness";

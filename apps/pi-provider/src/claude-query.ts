@@ -90,7 +90,7 @@ export function claudeEnvironment(
     // repository, competing with a first prompt). Read in the 2.1.332 binary's embedded source:
     // `function yWt(){let e=s.CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS;if(e!==void 0)return!e;...}` gates
     // `gitStatusPrefetch` ("Failed to get git status for system context"); measured: the request
-    // Claude Code sends is the same with and without it (README, "Time to the first token").
+    // Claude Code sends is the same with and without it (docs/first-token.md).
     CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS: base.CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS ?? "1",
   };
 }

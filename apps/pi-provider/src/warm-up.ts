@@ -23,7 +23,7 @@ export type WarmUpOutcome = Pick<ClaudeWarmUpRecord, "outcome" | "ms" | "reason"
 /**
  * The first prompt a Claude Code process handles takes it about 100 ms longer than later ones, its
  * prompt path running for the first time (2.1.332 through the Agent SDK: 145 ms from the prompt to its
- * request, then 45 ms; README, "Time to the first token"). A query started ahead of its first prompt
+ * request, then 45 ms; docs/first-token.md). A query started ahead of its first prompt
  * sends one prompt of its own that its own `UserPromptSubmit` hook blocks, the documented way to drop
  * a prompt: Claude Code runs its prompt path up to the hooks, asks the model nothing, and keeps nothing
  * of it in the conversation (`prompt_kept: false`). It is sent only when Claude Code says it registered

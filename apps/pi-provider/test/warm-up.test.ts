@@ -27,7 +27,7 @@ const textOf = (user: SDKUserMessage): string => {
 
 /**
  * Claude Code's side of a warm-up, as 2.1.332 behaves through the Agent SDK 0.3.332 (observed with
- * the real binary, README "Time to the first token"): initialize answers `hooks_applied: true` when
+ * the real binary, docs/first-token.md): initialize answers `hooks_applied: true` when
  * hooks were registered; each prompt runs the UserPromptSubmit hooks first; a blocked prompt yields
  * `system/init`, `system/informational` (`prompt_submit_outcome.kind: "blocked_by_hook"`) and a
  * `result` with no model request; any other prompt is answered.

@@ -28,9 +28,6 @@ let
 
   assertMsg = condition: message: condition || throw message;
 
-  isDerivation = v: isAttrs v && (v.type or null) == "derivation";
-  storeDir = builtins.storeDir;
-  isStorePathString = s: hasPrefix "${storeDir}/" s;
 
   # lib/strings.nix: an argument made only of [[:alnum:],._+:@%/-] stays bare, anything else is
   # single-quoted with ' written as '\''.
@@ -63,44 +60,18 @@ let
     else
       throw "${context}: expected a path or a file set, got a ${typeOf v}";
 
-  mkType = name: check: {
-    _type = "option-type";
-    inherit name check;
-  };
-
-  # lib/types.nix pathWith: inStore/absolute decide; a value that must be outside the store has to
-  # be a string (a path literal would be copied into the store once interpolated).
-  pathWith =
-    {
-      inStore ? null,
-      absolute ? null,
-    }:
-    mkType "path" (
-      x:
-      let
-        s = if isPath x then toString x else if isString x || isDerivation x then toString x else null;
-        isInStore = s != null && isStorePathString s;
-        isAbsolute = s != null && hasPrefix "/" s;
-        expected = if inStore == null || inStore then s != null else isString x;
-      in
-      expected
-      && (inStore == null || inStore == isInStore)
-      && (absolute == null || absolute == isAbsolute)
-    );
-
+  # lib/types.nix: the types NIXPKGS.md lists, from the stand-in's reading of that file.
+  allTypes = import ./types.nix;
   types = {
-    bool = mkType "bool" builtins.isBool;
-    str = mkType "str" isString;
-    package = mkType "package" (x: isDerivation x || (isString x && isStorePathString x));
-    listOf = t: mkType "listOf ${t.name}" (v: isList v && all t.check v);
-    attrsOf = t: mkType "attrsOf ${t.name}" (v: isAttrs v && all (n: t.check v.${n}) (attrNames v));
-    nullOr = t: mkType "nullOr ${t.name}" (v: v == null || t.check v);
-    externalPath = pathWith {
-      absolute = true;
-      inStore = false;
-    };
-    # Not used by the flake: modelled so the module check can show why it is refused for secrets.
-    path = pathWith { absolute = true; };
+    inherit (allTypes)
+      bool
+      str
+      package
+      listOf
+      attrsOf
+      nullOr
+      externalPath
+      ;
   };
 
   # lib/options.nix mkOption: exactly these arguments, no others.
@@ -121,10 +92,6 @@ let
 in
 {
   inherit escapeShellArg types mkOption;
-
-  # Not used by the flake: modelled so the module check can show why shell quoting is refused for
-  # systemd's ExecStart= (lib/strings.nix: the arguments, each escapeShellArg'd, space-separated).
-  escapeShellArgs = args: concatStringsSep " " (map escapeShellArg args);
 
   genAttrs =
     names: f:

@@ -81,7 +81,7 @@ async function wakeLatency(waiter, identity, start, post) {
 async function benchWakeLatency(path) {
   const board = await openBoard(path);
   const other = await openBoard(path);
-  const { identity } = await board.register("waiter");
+  const { identity } = await board.register("waiter", { lease: false });
   const post = (on) => async () => {
     const postedAt = process.hrtime.bigint();
     await on.post({ kind: "bench", to: "waiter", from: "human", body: "" });

@@ -16,7 +16,8 @@ const [pathArgument, name, mode] = process.argv.slice(2);
 if (!["claim-by-id", "claim-next", "ceiling"].includes(mode)) throw new Error(`unknown mode ${mode}`);
 const location = process.env.BEE_BOARD || pathArgument;
 const board = await openBoard(location);
-const { identity } = await board.register(name);
+// No lease: a bench claimer runs for minutes and renews nothing; leases cost a claim nothing more.
+const { identity } = await board.register(name, { lease: false });
 process.stdout.write("ready\n");
 
 async function timed(call, latencies) {

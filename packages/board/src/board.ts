@@ -4,15 +4,23 @@ import type {
   ActionPage,
   ActionRecord,
   ActionSender,
+  ActionWaitResult,
+  ActionWaitUntil,
   ActiveAgent,
   AgentIdentity,
   AgentName,
+  AgentProcess,
   AgentRecord,
+  ApprovalDecision,
+  ApprovalRequest,
+  BoardChanges,
+  BoardSettings,
   CancelledAction,
   ClaimNextOutcome,
   ClaimOutcome,
   CompleteOutcome,
   Cursor,
+  DecideOutcome,
   Departure,
   OpenAction,
   Retirement,
@@ -39,6 +47,44 @@ export interface WaitOptions {
   signal?: AbortSignal | undefined;
   /** 1..500, default 20. */
   limit?: number | undefined;
+}
+
+export interface RegisterOptions {
+  /**
+   * Default true: the identity holds a lease of the board's TTL that its process must `renew`; when
+   * it lapses (the process died, or lost the board) the identity ends as `expired` and its claims
+   * become claimable again. false: a person's identity, which holds until it ends.
+   */
+  lease?: boolean | undefined;
+  /** The process the identity belongs to, shown to people watching the board. */
+  process?: AgentProcess | undefined;
+}
+
+export interface CompleteOptions {
+  /**
+   * The fencing token of the claim (`ClaimedAction.fence`): a complete under any other token is
+   * refused `stale_fence`, as is one by an identity whose lease has lapsed.
+   */
+  fence?: number | undefined;
+}
+
+export interface ActionWaitOptions {
+  /** 0..3_600_000. */
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface ChangesWaitOptions extends ActionWaitOptions {
+  /** The agents version the caller last saw: a different one ends the wait too. */
+  agentsVersion?: number | undefined;
+  /** 1..500, default 50. */
+  limit?: number | undefined;
+}
+
+/** What a lease sweep ended: the identities whose leases lapsed, and the actions they released. */
+export interface LeaseSweep {
+  expired: AgentIdentity[];
+  released: ActionId[];
 }
 
 export interface RetireOptions {
@@ -85,14 +131,50 @@ export interface Board {
    */
   claimNext(agent: AgentIdentity): Promise<ClaimNextOutcome>;
 
-  /** Only the claimer completes. */
-  complete(agent: AgentIdentity, id: ActionId, result?: string): Promise<CompleteOutcome>;
+  /**
+   * Only the claimer completes, while its lease holds (and under `options.fence` when given); an
+   * old holder's complete is refused `stale_fence`.
+   */
+  complete(
+    agent: AgentIdentity,
+    id: ActionId,
+    result?: string,
+    options?: CompleteOptions,
+  ): Promise<CompleteOutcome>;
 
   /** The poster (any identity of the posting agent) or a human cancels an open or claimed action. */
   cancel(by: ActionSender, id: ActionId, reason?: string): Promise<CancelledAction>;
 
+  /** Posts an approval: an open action of kind `approval` that only `deciders` may decide. */
+  requestApproval(request: ApprovalRequest): Promise<OpenAction>;
+
+  /**
+   * Allows or denies an open approval, once: a later decision answers `already_decided`. A sender the
+   * approval's deciders do not name is refused `not_permitted`.
+   */
+  decide(by: ActionSender, id: ActionId, decision: ApprovalDecision, reason?: string): Promise<DecideOutcome>;
+
+  /**
+   * Waits until the action is `claimed` (or past it) or `completed` (closed in any way), sweeping
+   * lapsed leases as they lapse so a dead claimer never counts. On timeout `reached` is false and
+   * the record is the action as it stands.
+   */
+  waitForAction(id: ActionId, until: ActionWaitUntil, options: ActionWaitOptions): Promise<ActionWaitResult>;
+
+  /**
+   * Waits for any change after `cursor` (an action, or the board's identities when `agentsVersion`
+   * is given), sweeping lapsed leases as they lapse: a live view's next step.
+   */
+  waitForChanges(cursor: Cursor | undefined, options: ChangesWaitOptions): Promise<BoardChanges>;
+
   /** Mints a fresh identity for `name` and records it active. */
-  register(name: AgentName): Promise<ActiveAgent>;
+  register(name: AgentName, options?: RegisterOptions): Promise<ActiveAgent>;
+
+  /** Extends a leased identity's lease by the board's TTL; refuses `agent_not_active` once it lapsed. */
+  renew(agent: AgentIdentity): Promise<ActiveAgent>;
+
+  /** Ends every identity whose lease lapsed, releasing its claims and withdrawing its approvals. */
+  expireLeases(): Promise<LeaseSweep>;
 
   /** Registers the successor first, then retires `agent` and releases its claims back to open. */
   retire(agent: AgentIdentity, options?: RetireOptions): Promise<Retirement>;
@@ -102,6 +184,12 @@ export interface Board {
 
   /** Every identity the board has seen, in registration order. */
   agents(): Promise<AgentRecord[]>;
+
+  /** The board's shared settings. */
+  settings(): Promise<BoardSettings>;
+
+  /** Changes the board's shared settings (a new lease TTL applies from each identity's next renewal). */
+  configure(settings: Partial<BoardSettings>): Promise<BoardSettings>;
 
   /** Rejects pending waits with `closed` and releases every handle. Idempotent. */
   close(): Promise<void>;

@@ -34,6 +34,7 @@ function newFeed() {
       return client as unknown as pg.Client;
     },
     channel: "bee_board_changes",
+    eventsChannel: "bee_board_events",
     recheckIntervalMs: 600_000,
     lingerMs: 0,
     reconnectDelayMs: () => 1,
@@ -50,7 +51,7 @@ describe("the LISTEN connection", () => {
     const heard: (number | undefined)[] = [];
     feed.subscribe((head) => heard.push(head));
     await settle();
-    expect(clients[0]!.queries).toEqual(["LISTEN bee_board_changes"]);
+    expect(clients[0]!.queries).toEqual(["LISTEN bee_board_changes; LISTEN bee_board_events"]);
     expect(heard).toEqual([undefined]);
 
     clients[0]!.emit("notification", { channel: "bee_board_changes", payload: "7" });
@@ -62,9 +63,33 @@ describe("the LISTEN connection", () => {
     await settle();
     expect(clients).toHaveLength(2);
     expect(clients[0]!.ended).toBe(true);
-    expect(clients[1]!.queries).toEqual(["LISTEN bee_board_changes"]);
+    expect(clients[1]!.queries).toEqual(["LISTEN bee_board_changes; LISTEN bee_board_events"]);
     // One re-read when the connection dropped and one once it listens again.
     expect(heard).toEqual([undefined, undefined]);
+  });
+
+  test("the events channel wakes only listeners to every change; the claimable one wakes all", async () => {
+    const { feed, clients } = newFeed();
+    const claimableOnly: (number | undefined)[] = [];
+    const everything: (number | undefined)[] = [];
+    feed.subscribe((head) => claimableOnly.push(head));
+    feed.subscribe((head) => everything.push(head), "every");
+    await settle();
+    claimableOnly.length = 0;
+    everything.length = 0;
+
+    clients[0]!.emit("notification", { channel: "bee_board_events", payload: "8" });
+    await settle();
+    clients[0]!.emit("notification", { channel: "bee_board_events", payload: "" });
+    await settle();
+    expect(claimableOnly).toEqual([]);
+    expect(everything).toEqual([8, undefined]);
+
+    clients[0]!.emit("notification", { channel: "bee_board_changes", payload: "9" });
+    clients[0]!.emit("notification", { channel: "another_board_changes", payload: "10" });
+    await settle();
+    expect(claimableOnly).toEqual([9]);
+    expect(everything).toEqual([8, undefined, 9]);
   });
 
   test("exists only while someone waits", async () => {

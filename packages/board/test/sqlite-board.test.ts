@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -6,7 +7,10 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, test } from "vitest";
 import { mintCursor } from "../src/cursor.js";
 import { type Board, openSqliteBoard, RetireIncompleteError } from "../src/index.js";
-import { BoardProcess, killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { migrate as migrateSqlite } from "../src/sqlite/schema.js";
+import { killByPid, refusal, tickingClock } from "../src/testing/index.js";
+import { expectOlderBeeRowsKept, olderBeeRows } from "./old-board.js";
+import { registerFromProcesses } from "./processes.js";
 import { sqliteHarness } from "./sqlite-harness.js";
 
 const harnesses: ReturnType<typeof sqliteHarness>[] = [];
@@ -53,21 +57,12 @@ describe("the board file", () => {
 
     const raw = rawConnection(path);
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
   });
 
   test("opened by eight processes at once is migrated once and shared by all", async () => {
     const harness = newHarness();
-    const started = await Promise.all(
-      Array.from({ length: 8 }, () => {
-        const child = harness.spawnBoardProcess();
-        children.push(child);
-        return BoardProcess.start(child);
-      }),
-    );
-    const identities = await Promise.all(
-      started.map(async (each) => (await each.call("register", "bee")).identity),
-    );
+    const identities = await registerFromProcesses(harness, children, 8);
 
     const board = await openBoard({ path: harness.path });
     expect((await board.agents()).map((agent) => agent.identity).sort()).toEqual([...identities].sort());
@@ -75,14 +70,28 @@ describe("the board file", () => {
     expect(raw.prepare("SELECT count(*) AS boards FROM board").get()).toEqual({ boards: 1 });
   });
 
+  test("a file a bee of schema version 1 left is brought up to date on open and keeps every record", async () => {
+    const { path } = newHarness();
+    await (await openBoard({ path })).close();
+    // Rebuilt as version 1 left it: its tables, its rows.
+    const old = rawConnection(path);
+    old.exec("DROP TABLE actions; DROP TABLE agents; DROP TABLE board; PRAGMA user_version = 0;");
+    migrateSqlite(old, randomBytes, 1);
+    old.exec(olderBeeRows());
+    old.close();
+
+    await expectOlderBeeRowsKept(await openBoard({ path }));
+    expect(rawConnection(path).pragma("user_version", { simple: true })).toBe(2);
+  });
+
   test("from a newer bee is refused rather than misread", async () => {
     const { path } = newHarness();
     await (await openBoard({ path })).close();
-    rawConnection(path).pragma("user_version = 2");
+    rawConnection(path).pragma("user_version = 3");
 
     const error = await refusal(openBoard({ path }));
     expect(error.code).toBe("incompatible_store");
-    expect(error.message).toContain("schema version 2");
+    expect(error.message).toContain("schema version 3");
   });
 
   test("refuses a relative path and bad tuning by name", async () => {

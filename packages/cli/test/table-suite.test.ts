@@ -3,13 +3,16 @@ import { describeCommandTable } from "../src/testing/index.js";
 import { demo, type Seen } from "./fixture.js";
 
 // The suite the apps run over their own tables, run over the demo program's.
-const readme = commandPaths(rootOf(demo).commands)
-  .map(({ path, command }) => synopsis(demo.name, path, command))
-  .join("\n");
+const reference = {
+  path: "the demo's reference",
+  text: commandPaths(rootOf(demo).commands)
+    .map(({ path, command }) => synopsis(demo.name, path, command))
+    .join("\n"),
+};
 
 describeCommandTable({
   program: demo,
-  readme,
+  reference,
   async run(argv) {
     const out: string[] = [];
     const err: string[] = [];

@@ -11,7 +11,8 @@ export const ActionId = lazySchema(() =>
 );
 export type ActionId = z.infer<typeof ActionId>;
 
-export const ActionState = lazySchema(() => z.enum(["open", "claimed", "done", "cancelled"]));
+/** `decided`: an approval a decider allowed or denied (approvals are decided, never claimed). */
+export const ActionState = lazySchema(() => z.enum(["open", "claimed", "done", "cancelled", "decided"]));
 export type ActionState = z.infer<typeof ActionState>;
 
 /** What an action asks for, e.g. `review` or `deploy.request`; agents decide what a kind means. */
@@ -24,11 +25,18 @@ export const ActionKind = lazySchema(() =>
 );
 export type ActionKind = z.infer<typeof ActionKind>;
 
-/** Who may claim an action: one agent by name (any of its identities), or `*` for every agent. */
+/**
+ * Who may claim an action: one agent by name (any of its identities), or `*` for every agent. An
+ * approval may also be addressed to a person, `human:<name>`, whom no agent's name can match.
+ */
 export const ActionRecipient = lazySchema(() =>
   z
     .string()
-    .refine((value) => value === "*" || AgentName.safeParse(value).success, "must be an agent name or *"),
+    .refine(
+      (value) =>
+        value === "*" || AgentName.safeParse(value).success || /^human:[A-Za-z0-9._-]{1,64}$/.test(value),
+      "must be an agent name, * or human:<name>",
+    ),
 );
 export type ActionRecipient = z.infer<typeof ActionRecipient>;
 
@@ -79,6 +87,23 @@ export const ActionDraft = lazySchema(() =>
 );
 export type ActionDraft = z.infer<typeof ActionDraft>;
 
+/**
+ * Who may decide an approval: `human` (any person), `human:<name>` (that person) or an agent's
+ * name (any active identity of it).
+ */
+export const DeciderName = lazySchema(() =>
+  z
+    .string()
+    .refine(
+      (value) => HumanSender.safeParse(value).success || AgentName.safeParse(value).success,
+      "must be human, human:<name> or an agent name",
+    ),
+);
+export type DeciderName = z.infer<typeof DeciderName>;
+
+/** The claim a holder acts under: each claim of an action takes the next number, 1 for the first. */
+export const FencingToken = lazySchema(() => z.number().int().positive());
+
 const actionBase = {
   id: ActionId,
   /** The board position of this record's latest change; every change moves a record to the end. */
@@ -88,6 +113,8 @@ const actionBase = {
   from: ActionSender,
   body: ActionBody,
   createdAt: Timestamp,
+  /** Present on approvals only: who may decide it. */
+  deciders: z.array(DeciderName).optional(),
 };
 
 export const OpenAction = lazySchema(() => z.strictObject({ ...actionBase, state: z.literal("open") }));
@@ -99,6 +126,7 @@ export const ClaimedAction = lazySchema(() =>
     state: z.literal("claimed"),
     claimedBy: AgentIdentity,
     claimedAt: Timestamp,
+    fence: FencingToken,
   }),
 );
 export type ClaimedAction = z.infer<typeof ClaimedAction>;
@@ -109,6 +137,7 @@ export const DoneAction = lazySchema(() =>
     state: z.literal("done"),
     claimedBy: AgentIdentity,
     claimedAt: Timestamp,
+    fence: FencingToken,
     result: ActionResult.optional(),
     closedAt: Timestamp,
   }),
@@ -122,6 +151,7 @@ export const CancelledAction = lazySchema(() =>
     state: z.literal("cancelled"),
     claimedBy: AgentIdentity.optional(),
     claimedAt: Timestamp.optional(),
+    fence: FencingToken.optional(),
     cancelledBy: ActionSender,
     result: ActionResult.optional(),
     closedAt: Timestamp,
@@ -129,9 +159,25 @@ export const CancelledAction = lazySchema(() =>
 );
 export type CancelledAction = z.infer<typeof CancelledAction>;
 
+export const ApprovalDecision = lazySchema(() => z.enum(["allow", "deny"]));
+export type ApprovalDecision = z.infer<typeof ApprovalDecision>;
+
+/** An approval a decider allowed or denied; `result` holds the decider's reason, when given. */
+export const DecidedAction = lazySchema(() =>
+  z.strictObject({
+    ...actionBase,
+    state: z.literal("decided"),
+    decision: ApprovalDecision,
+    decidedBy: ActionSender,
+    result: ActionResult.optional(),
+    closedAt: Timestamp,
+  }),
+);
+export type DecidedAction = z.infer<typeof DecidedAction>;
+
 /** One action on the board; which fields are present follows from `state`. */
 export const ActionRecord = lazySchema(() =>
-  z.discriminatedUnion("state", [OpenAction, ClaimedAction, DoneAction, CancelledAction]),
+  z.discriminatedUnion("state", [OpenAction, ClaimedAction, DoneAction, CancelledAction, DecidedAction]),
 );
 export type ActionRecord = z.infer<typeof ActionRecord>;
 
@@ -196,17 +242,36 @@ export const CompleteOutcome = lazySchema(() =>
 );
 export type CompleteOutcome = z.infer<typeof CompleteOutcome>;
 
-/** `retired`: replaced by a successor after a `/clear`; `departed`: its bridge left the board. */
-export const AgentStatus = lazySchema(() => z.enum(["active", "retired", "departed"]));
+/**
+ * `retired`: replaced by a successor after a `/clear`; `departed`: its bridge left the board;
+ * `expired`: its lease lapsed (the process holding it died or lost the board) and its claims were released.
+ */
+export const AgentStatus = lazySchema(() => z.enum(["active", "retired", "departed", "expired"]));
 export type AgentStatus = z.infer<typeof AgentStatus>;
+
+/** The process an identity belongs to, as it told the board when it registered. */
+export const AgentProcess = lazySchema(() =>
+  z.strictObject({
+    host: z.string().min(1).max(255),
+    pid: z.number().int().positive(),
+  }),
+);
+export type AgentProcess = z.infer<typeof AgentProcess>;
 
 const agentBase = {
   identity: AgentIdentity,
   name: AgentName,
   registeredAt: Timestamp,
+  process: AgentProcess.optional(),
 };
 
-export const ActiveAgent = lazySchema(() => z.strictObject({ ...agentBase, status: z.literal("active") }));
+/**
+ * `leaseExpiresAt` (the board's clock): a leased identity stays active only while its process renews
+ * the lease; an identity without one (a person's, through the CLI) holds until it ends.
+ */
+export const ActiveAgent = lazySchema(() =>
+  z.strictObject({ ...agentBase, status: z.literal("active"), leaseExpiresAt: Timestamp.optional() }),
+);
 export const RetiredAgent = lazySchema(() =>
   z.strictObject({
     ...agentBase,
@@ -223,13 +288,22 @@ export const DepartedAgent = lazySchema(() =>
   }),
 );
 
+export const ExpiredAgent = lazySchema(() =>
+  z.strictObject({
+    ...agentBase,
+    status: z.literal("expired"),
+    endedAt: Timestamp,
+  }),
+);
+
 export const AgentRecord = lazySchema(() =>
-  z.discriminatedUnion("status", [ActiveAgent, RetiredAgent, DepartedAgent]),
+  z.discriminatedUnion("status", [ActiveAgent, RetiredAgent, DepartedAgent, ExpiredAgent]),
 );
 export type AgentRecord = z.infer<typeof AgentRecord>;
 export type ActiveAgent = z.infer<typeof ActiveAgent>;
 export type RetiredAgent = z.infer<typeof RetiredAgent>;
 export type DepartedAgent = z.infer<typeof DepartedAgent>;
+export type ExpiredAgent = z.infer<typeof ExpiredAgent>;
 
 /** A retire: the successor was registered first, then the old identity retired and its claims released. */
 export const Retirement = lazySchema(() =>
@@ -244,7 +318,7 @@ export type Retirement = z.infer<typeof Retirement>;
 /** A depart: the identity left the board; `released` lists its claims returned to open. */
 export const Departure = lazySchema(() =>
   z.strictObject({
-    agent: z.discriminatedUnion("status", [RetiredAgent, DepartedAgent]),
+    agent: z.discriminatedUnion("status", [RetiredAgent, DepartedAgent, ExpiredAgent]),
     released: z.array(ActionId),
   }),
 );
@@ -261,6 +335,7 @@ export const BoardErrorCode = lazySchema(() =>
     "not_claimer",
     "not_permitted",
     "invalid_transition",
+    "stale_fence",
     "retire_incomplete",
     "busy",
     "closed",

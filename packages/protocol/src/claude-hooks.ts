@@ -11,7 +11,8 @@ const HookInputBase = lazySchema(() =>
     permission_mode: z.string().optional(),
     agent_id: z.string().optional(),
     agent_type: z.string().optional(),
-    effort: z.string().optional(),
+    // 2.1.332 sends an object ({"level": "medium"}, measured in a PermissionRequest input); never read.
+    effort: z.unknown().optional(),
   }),
 );
 
@@ -70,3 +71,31 @@ export const SessionEventToolInput = lazySchema(() =>
   }),
 );
 export type SessionEventToolInput = z.infer<typeof SessionEventToolInput>;
+
+/** What a PermissionRequest hook reads on stdin (Claude Code 2.1.332, measured with `claude -p`). */
+export const PermissionRequestHookInput = lazySchema(() =>
+  HookInputBase.extend({
+    hook_event_name: z.literal("PermissionRequest"),
+    tool_name: z.string().min(1, "tool_name must not be empty"),
+    tool_input: z.record(z.string(), z.unknown()),
+    permission_suggestions: z.array(z.unknown()).optional(),
+  }),
+);
+export type PermissionRequestHookInput = z.infer<typeof PermissionRequestHookInput>;
+
+/**
+ * A PermissionRequest hook's answer: allow the call, or deny it with a message the model reads as
+ * the tool's result.
+ */
+export const PermissionRequestHookOutput = lazySchema(() =>
+  z.strictObject({
+    hookSpecificOutput: z.strictObject({
+      hookEventName: z.literal("PermissionRequest"),
+      decision: z.discriminatedUnion("behavior", [
+        z.strictObject({ behavior: z.literal("allow") }),
+        z.strictObject({ behavior: z.literal("deny"), message: z.string().min(1) }),
+      ]),
+    }),
+  }),
+);
+export type PermissionRequestHookOutput = z.infer<typeof PermissionRequestHookOutput>;

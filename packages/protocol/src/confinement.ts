@@ -17,7 +17,7 @@ export const SandboxHost = lazySchema(() =>
 
 /**
  * A session's sandbox. Absent or `enabled: true` (the default): every command of its turns runs in the
- * CLI's own sandbox (see the floot-daemon README for what each backend does): the workspace and
+ * CLI's own sandbox (see the floot-daemon's docs/sandbox.md for what each backend does): the workspace and
  * `writablePaths` writable, the daemon's state and runtime dirs and other sessions' workspaces out of
  * reach, no network but `allowedHosts`. `enabled: false` runs unconfined, as the person chose.
  */

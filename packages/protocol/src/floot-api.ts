@@ -75,7 +75,7 @@ const claudeOnlyOptions = ["allowedTools", "permissionMode", "permissionTimeoutM
 
 /**
  * A Codex session's approvals are explicit at creation: `codex exec` 0.171 cannot route an approval
- * request to anyone (see the floot-daemon README), so Claude Code's permission options are refused for it.
+ * request to anyone (see the floot-daemon's docs/contract.md), so Claude Code's permission options are refused for it.
  */
 export const CreateSessionRequest = lazySchema(() =>
   FlootSessionOptions.extend({ backend: Backend }).superRefine((request, context) => {

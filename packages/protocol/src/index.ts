@@ -1,4 +1,5 @@
 export * from "./board.js";
+export * from "./board-approval.js";
 export * from "./claude-hooks.js";
 export * from "./cli-spawner.js";
 export * from "./confinement.js";

@@ -41,7 +41,7 @@ const open = {
   state: "open",
   createdAt: at,
 };
-const claimed = { ...open, seq: 8, state: "claimed", claimedBy: bob, claimedAt: later };
+const claimed = { ...open, seq: 8, state: "claimed", claimedBy: bob, claimedAt: later, fence: 1 };
 const done = { ...claimed, seq: 9, state: "done", result: "LGTM", closedAt: later };
 const cancelled = { ...open, seq: 10, state: "cancelled", cancelledBy: "human:iain", closedAt: later };
 
@@ -59,17 +59,17 @@ describe("ActionId", () => {
 
 describe("ActionState and AgentStatus", () => {
   test("list exactly the states of the design", () => {
-    expect(ActionState.options).toEqual(["open", "claimed", "done", "cancelled"]);
-    expect(AgentStatus.options).toEqual(["active", "retired", "departed"]);
+    expect(ActionState.options).toEqual(["open", "claimed", "done", "cancelled", "decided"]);
+    expect(AgentStatus.options).toEqual(["active", "retired", "departed", "expired"]);
   });
 });
 
 describe("ActionRecipient", () => {
-  test.each(["*", "bob", "build-bot.2"])("accepts %j", (value) => {
+  test.each(["*", "bob", "build-bot.2", "human:iain"])("accepts %j", (value) => {
     expect(ActionRecipient.parse(value)).toBe(value);
   });
-  test.each(["", "**", "bob smith", "agent:bob#deadbeef"])("refuses %j", (value) => {
-    expect(refusal(ActionRecipient, value)).toContain("must be an agent name or *");
+  test.each(["", "**", "bob smith", "agent:bob#deadbeef", "human:", "human:a b"])("refuses %j", (value) => {
+    expect(refusal(ActionRecipient, value)).toContain("must be an agent name, * or human:<name>");
   });
 });
 

@@ -8,7 +8,9 @@ import {
 } from "../src/index.js";
 import { failedPaths } from "./issues.js";
 
-// Payloads as Claude Code 2.1.332 sent them (reference/bee-bridge.md §1.1).
+// Payloads as Claude Code 2.1.332 sent them (copied from its hook input). In the repository, the real
+// interactive claude sends its /clear payload to `bee hook session-start`, which parses it with this
+// schema: apps/bee-bridge/test/claude-tmux.test.ts, "only the command-hook fallback".
 const startup = {
   session_id: "303f8a52-1a51-4b0e-9d1e-2f3b8c0d9e11",
   transcript_path: "/root/.claude/projects/-tmp-w/303f8a52-1a51-4b0e-9d1e-2f3b8c0d9e11.jsonl",

@@ -1,9 +1,26 @@
-// scripts/check-nix.sh (the Nix step of .ci/run) fails on each defect of issue 17 when it is
-// reintroduced into a copy of the repository, naming it, and passes on the copy as it is.
+// scripts/check-nix.sh (the Nix step of .ci/run) fails on each defect of issues 17 and 34 when it
+// is reintroduced into a copy of the repository, naming it, and passes on the copy as it is.
 // Each case edits one file of a git-tracked copy (a flake sees only tracked files) and runs the
-// whole check with Nix (Debian's nix-bin, installed by the script when missing).
+// whole check with Nix (Debian's nix-bin, installed by the script when missing). The copy uses
+// this checkout's installed workspace (node_modules linked: check-nix.sh lists the unit tests
+// with its vitest). Every case runs as on a fresh machine: in an empty Nix store of its own
+// (CHECK_NIX_STORE), so without nixpkgs' lib, home-manager or the locked nixpkgs (nix/ci/
+// upstream.json, flake.lock) and without fetching them: there the model of the upstream rules
+// (nix/ci/model) is what refuses the module and meta defects. The last block runs those cases
+// again in this machine's own store, where the upstream rules run first if it has their sources:
+// the messages are the same either way.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -53,22 +70,56 @@ beforeAll(() => {
 
 afterAll(() => rmSync(pristine, { recursive: true, force: true }));
 
+/** Removes a directory that holds a Nix store (whose directories Nix makes read-only). */
+function removeStore(dir: string) {
+  spawnSync("chmod", ["-R", "u+w", dir]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** This checkout's installed workspace, linked into a copy (and kept out of its git index). */
+function linkWorkspace(root: string) {
+  const dirs = [
+    ".",
+    ...["packages", "apps"].flatMap((parent) =>
+      readdirSync(join(root, parent)).map((name) => join(parent, name)),
+    ),
+  ];
+  for (const dir of dirs) {
+    const installed = join(repoRoot, dir, "node_modules");
+    if (existsSync(installed) && existsSync(join(root, dir)))
+      symlinkSync(installed, join(root, dir, "node_modules"));
+  }
+  writeFileSync(join(root, ".gitignore"), "node_modules\n");
+}
+
+interface CheckOptions {
+  /** This machine's own Nix store instead of an empty one. */
+  ownStore?: boolean;
+  args?: string[];
+}
+
 /** A git-tracked copy with `edit` applied; check-nix.sh's exit status and output. */
-function checkWith(edit: (root: string) => void) {
+function checkWith(edit: (root: string) => void, { ownStore = false, args = [] }: CheckOptions = {}) {
   const root = mkdtempSync(join(tmpdir(), "check-nix-case-"));
+  // An empty Nix store of the case's own: a fresh machine's, with none of the upstream sources.
+  const freshStore = mkdtempSync(join(tmpdir(), "check-nix-fresh-store-"));
   try {
     cpSync(pristine, root, { recursive: true });
     edit(root);
+    linkWorkspace(root);
     git(root, ["init", "-q"]);
     git(root, ["add", "-A"]);
-    const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root], {
+    const { GITHUB_ACTIONS: _, CHECK_NIX_STORE: __, ...env } = process.env;
+    const result = spawnSync("bash", [join(root, "scripts/check-nix.sh"), "--root", root, ...args], {
       encoding: "utf8",
+      env: ownStore ? env : { ...env, CHECK_NIX_STORE: freshStore },
       timeout: 240_000,
       killSignal: "SIGKILL",
     });
     return { status: result.status, output: `${result.stdout}${result.stderr}` };
   } finally {
     rmSync(root, { recursive: true, force: true });
+    removeStore(freshStore);
   }
 }
 
@@ -86,10 +137,72 @@ const editJson = (root: string, file: string, edit: (value: Record<string, unkno
   writeFileSync(join(root, file), JSON.stringify(value, null, 2));
 };
 
+/** Issue 34's module and meta defects: the message names each, whichever path refuses it. */
+const moduleAndMetaDefects: {
+  what: string;
+  edit: (root: string) => void;
+  message: string;
+  byModel: string;
+}[] = [
+  {
+    what: "meta.platforms leaves out a system the flake builds (nixpkgs' check-meta)",
+    edit: (root) =>
+      replaceIn(
+        root,
+        "nix/workspace.nix",
+        "platforms = builtins.attrNames tarballs.systems;",
+        'platforms = [ "x86_64-linux" "aarch64-darwin" ];',
+      ),
+    message:
+      "aarch64-linux.floot-daemon: Package ‘floot-daemon-0.0.0’ is not available on the requested hostPlatform",
+    byModel: "the model of nixpkgs' check-meta platform rule, nix/ci/model/meta.nix",
+  },
+  {
+    what: "the launchd agent's ProcessType is not one launchd knows (home-manager's enum)",
+    edit: (root) =>
+      replaceIn(root, "nix/hm-module.nix", 'ProcessType = "Background";', 'ProcessType = "Backgroundd";'),
+    message:
+      'A definition for option `launchd.agents.floot-daemon.config.ProcessType\' is not of type `null or one of "Background", "Standard", "Adaptive", "Interactive"\'',
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
+    what: "the launchd agent's KeepAlive.SuccessfulExit is a string (home-manager: null or boolean)",
+    edit: (root) =>
+      replaceIn(root, "nix/hm-module.nix", "SuccessfulExit = false;", 'SuccessfulExit = "false";'),
+    message:
+      "A definition for option `launchd.agents.floot-daemon.config.KeepAlive.SuccessfulExit' is not of type `null or boolean'",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
+    what: "a NixOS option is misspelt (afterr)",
+    edit: (root) =>
+      replaceIn(
+        root,
+        "nix/nixos-module.nix",
+        'after = [ "network.target" ];',
+        'afterr = [ "network.target" ];',
+      ),
+    message: "The option `systemd.services.floot-daemon.afterr' does not exist",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+];
+
 describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000 }, () => {
   it("passes on the repository as it is", () => {
     const result = checkWith(() => {});
-    expect(result.output).toContain("sandbox unit tests, systems and binary cache agree");
+    expect(result.output).toContain(
+      "sandbox unit tests, tsconfig references, systems and binary cache agree",
+    );
+    // The fresh machine's path, said so.
+    expect(result.output).toContain(
+      "meta and modules: the model of the upstream rules only (nix/ci/model). nixpkgs.lib and home-manager",
+    );
+    expect(result.output).toContain(
+      "NixOS and home-manager modules: the model of lib.evalModules and of home-manager's and NixOS's declarations",
+    );
+    expect(result.output).toContain(
+      "meta.platforms: every package and check evaluates on every system (the model of nixpkgs' check-meta rule)",
+    );
     expect(result.status).toBe(0);
   });
 
@@ -270,6 +383,39 @@ describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000
     expect(result.output).toContain("not nixpkgs' escapeSystemdExecArgs");
   });
 
+  it("34: fails when model-double's tsconfig does not reference the workspace packages it imports", () => {
+    const result = checkWith((root) => {
+      writeFileSync(
+        join(root, "packages/model-double/tsconfig.json"),
+        `${JSON.stringify({ extends: "../../tsconfig.base.json", include: ["src"] }, null, 2)}\n`,
+      );
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "packages/model-double/tsconfig.json does not reference packages/runtime (@bridgeworks/runtime, a workspace dependency)",
+    );
+  });
+
+  it("34: fails when an excluded unit test would run (an --exclude path vitest does not match)", () => {
+    const result = checkWith((root) => {
+      replaceIn(root, "nix/build-steps.sh", '--exclude "$PWD/$path"', '--exclude "$path"');
+    });
+    expect(result.status).toBe(1);
+    expect(result.output).toContain(
+      "the unit-tests check runs packages/turn-journal/test/torn-write.test.ts, which nix/sandbox.json excludes",
+    );
+  });
+
+  for (const defect of moduleAndMetaDefects) {
+    it(`34: fails when ${defect.what}`, () => {
+      const result = checkWith(defect.edit);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain(defect.message);
+      // Refused by the model: the upstream sources are not in this store.
+      expect(result.output).toContain(defect.byModel);
+    });
+  }
+
   it("fails when pnpm-lock.yaml changed and nix/npm-tarballs.json was not regenerated", () => {
     const result = checkWith((root) => {
       writeFileSync(
@@ -280,4 +426,25 @@ describe("scripts/check-nix.sh against reintroduced defects", { timeout: 300_000
     expect(result.status).toBe(1);
     expect(result.output).toContain("node nix/npm-tarballs.mjs");
   });
+});
+
+// The same defects in this machine's own Nix store: where it holds nix/ci/upstream.json's sources
+// the upstream rules run (and refuse first), where it does not the model does; the message names
+// the defect either way, and the repository as it is passes.
+describe("scripts/check-nix.sh --modules-only in this machine's own Nix store", { timeout: 300_000 }, () => {
+  const modulesOnly = { ownStore: true, args: ["--modules-only"] };
+
+  it("passes on the repository as it is", () => {
+    const result = checkWith(() => {}, modulesOnly);
+    expect(result.output).toMatch(/meta and modules: the (upstream rules|model of the upstream rules only)/);
+    expect(result.status).toBe(0);
+  });
+
+  for (const defect of moduleAndMetaDefects) {
+    it(`fails when ${defect.what}`, () => {
+      const result = checkWith(defect.edit, modulesOnly);
+      expect(result.status).toBe(1);
+      expect(result.output).toContain(defect.message);
+    });
+  }
 });

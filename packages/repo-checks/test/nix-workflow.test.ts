@@ -102,9 +102,41 @@ describe(".github/workflows/nix.yml", () => {
       skipPush: expression("secrets.CACHIX_AUTH_TOKEN == ''"),
     });
     const firstNix = (steps ?? []).findIndex(
-      (step) => typeof step.run === "string" && /\bnix\b/.test(step.run),
+      (step) => typeof step.run === "string" && /(^|[\s(])nix\s/m.test(step.run),
     );
     expect(firstNix).toBeGreaterThan((steps ?? []).indexOf(cachix as Step));
+  });
+
+  it("uses the cache only once it is set up: the first run, before the one-time setup, goes green", () => {
+    const steps = build?.steps ?? [];
+    const ready = steps.find((step) => step.run === "bash nix/ci/cache-ready.sh bridgeworks");
+    expect(ready?.id).toBe("cache");
+    expect(ready?.if).toBeUndefined();
+    const readyIndex = steps.indexOf(ready as Step);
+    const usesCache = steps.filter(
+      (step) =>
+        step.uses?.startsWith("cachix/cachix-action@") ||
+        (typeof step.run === "string" && /cachix push|cache-key\.sh/.test(step.run)),
+    );
+    expect(usesCache).toHaveLength(3);
+    for (const step of usesCache) {
+      expect(steps.indexOf(step)).toBeGreaterThan(readyIndex);
+      expect(step.if).toContain("steps.cache.outputs.ready == 'true'");
+    }
+  });
+
+  it("runs the sandboxed unit tests on every runner: x86_64-linux, aarch64-linux and aarch64-darwin", () => {
+    const step = (build?.steps ?? []).find(
+      (candidate) => typeof candidate.run === "string" && candidate.run.includes(".unit-tests"),
+    );
+    expect(step?.run).toBe(`nix build -L --no-link .#checks.${expression("matrix.system")}.unit-tests`);
+    expect(step?.if).toBeUndefined();
+  });
+
+  it("evaluates the modules against the locked nixpkgs' declarations after nix flake check", () => {
+    const runs = runSteps(build?.steps);
+    const modules = runs.indexOf("bash scripts/check-nix.sh --modules-only --require-upstream");
+    expect(modules).toBeGreaterThan(runs.indexOf("nix flake check -L"));
   });
 
   it("uses no secret but CACHIX_AUTH_TOKEN", () => {
@@ -118,7 +150,7 @@ describe(".github/workflows/nix.yml", () => {
 
   it("builds exactly the flake's apps", () => {
     const builds = runSteps(build?.steps).filter(
-      (run) => /\bnix build\b/.test(run) && !run.includes("cachix push"),
+      (run) => /\bnix build\b/.test(run) && !run.includes("cachix push") && !run.includes("#checks."),
     );
     expect(builds).toHaveLength(1);
     expect(installables(builds[0] as string)).toEqual(appNames);
@@ -130,7 +162,7 @@ describe(".github/workflows/nix.yml", () => {
     );
     expect(push?.run).toMatch(/\|\s*cachix push bridgeworks\s*$/);
     expect(installables(push?.run ?? "")).toEqual(appNames);
-    expect(push?.if).toBe(expression("env.CACHIX_AUTH_TOKEN != ''"));
+    expect(push?.if).toBe(expression("env.CACHIX_AUTH_TOKEN != '' && steps.cache.outputs.ready == 'true'"));
     expect(build?.env?.CACHIX_AUTH_TOKEN).toBe(expression("secrets.CACHIX_AUTH_TOKEN"));
   });
 

@@ -59,6 +59,18 @@ describe("scripts/readme-examples.mjs on a made-up package", () => {
     expect(problems[0]).toContain(problem);
   });
 
+  test("a block of a docs page (docs/*.md, where an app's reference lives) is checked as a README's is", () => {
+    world("# pkg\n", examples);
+    mkdirSync(join(root, "pkg/docs"));
+    writeFileSync(
+      join(root, "pkg/docs/api.md"),
+      '# API\n\n```ts source="../examples/use.examples.ts#use"\nconst y = x + 2;\n```\n',
+    );
+    expect(readmeExampleProblems(root)).toEqual([
+      "pkg/docs/api.md:3: differs from ../examples/use.examples.ts#use (run node scripts/readme-examples.mjs --write)",
+    ]);
+  });
+
   test("an examples file the package's typecheck does not include is refused", () => {
     world('```ts source="examples/use.examples.ts#use"\nconst y = x + 1;\n```\n', examples, ["../src", "."]);
     expect(readmeExampleProblems(root)[0]).toContain("is not included by its package's test/tsconfig.json");

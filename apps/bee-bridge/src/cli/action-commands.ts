@@ -30,7 +30,7 @@ const asOption = {
 
 export const postCommand = command({
   name: "post",
-  summary: "post an action to an agent, or to every agent with *",
+  summary: "post an action to an agent, or to every agent with *; prints its id",
   positionals: [{ name: "body", summary: "the action's text" }],
   options: {
     to: {
@@ -49,6 +49,10 @@ export const postCommand = command({
   },
   examples: [
     { command: 'bee post --to reviewer "review PR 12"', summary: "a task for the agent named reviewer" },
+    {
+      command: 'bee wait "$(bee post --to reviewer "review PR 12")" --until completed',
+      summary: "post, then wait until it is done",
+    },
   ],
   async run({ args, options }, context) {
     const draft = {
@@ -60,7 +64,13 @@ export const postCommand = command({
     const record = await withBoard(context, options.board, (board) =>
       retryWhileBusy(() => board.post(draft), busyRetry),
     );
-    context.stdout(options.json ? `${JSON.stringify(record)}\n` : `posted ${record.id} to ${record.to}\n`);
+    if (options.json) {
+      context.stdout(`${JSON.stringify(record)}\n`);
+      return;
+    }
+    // The id alone on stdout, for `id=$(bee post ...)`; the words for a person on stderr.
+    context.stdout(`${record.id}\n`);
+    context.stderr(`posted ${record.id} to ${record.to}; bee wait ${record.id} waits for it\n`);
   },
 });
 
@@ -101,7 +111,8 @@ export const claimCommand = command({
     const id = parseValue(ActionId, args.id, "<id>");
     const name = parseValue(AgentName, options.as ?? "human", "--as");
     const outcome = await withBoard(context, options.board, async (board) => {
-      const agent = await retryWhileBusy(() => board.register(name), busyRetry);
+      // A person's identity: no lease, since no process of theirs renews one.
+      const agent = await retryWhileBusy(() => board.register(name, { lease: false }), busyRetry);
       return retryWhileBusy(() => board.claim(agent.identity, id), busyRetry);
     });
     if (options.json) context.stdout(`${JSON.stringify(outcome)}\n`);
@@ -121,7 +132,7 @@ export const claimNextCommand = command({
   async run({ options }, context) {
     const name = parseValue(AgentName, options.as ?? "human", "--as");
     const outcome = await withBoard(context, options.board, async (board) => {
-      const agent = await retryWhileBusy(() => board.register(name), busyRetry);
+      const agent = await retryWhileBusy(() => board.register(name, { lease: false }), busyRetry);
       return retryWhileBusy(() => claimNextOnce(() => board.claimNext(agent.identity)), busyRetry);
     });
     if (options.json) context.stdout(`${JSON.stringify(outcome)}\n`);

@@ -1,5 +1,7 @@
 import { migrateBoard, redactBoardLocation } from "@bridgeworks/board";
-import { defineCommand, defineGroup } from "@bridgeworks/cli";
+import { defineCommand, defineGroup, integer } from "@bridgeworks/cli";
+import { maxLeaseTtlMs, minLeaseTtlMs } from "@bridgeworks/protocol";
+import { retryWhileBusy } from "../board-access.js";
 import { boardLocation, boardOptions, withBoard } from "./board-options.js";
 import type { BeeContext } from "./context.js";
 import { describeAgent } from "./describe-records.js";
@@ -43,4 +45,34 @@ const migrateCommand = command({
   },
 });
 
-export const boardGroup = defineGroup<BeeContext>("board", "the board's store", [migrateCommand]);
+const settingsCommand = command({
+  name: "settings",
+  summary: "show the board's shared settings, or change them",
+  description:
+    "--lease-ttl: how long an agent's claims outlive its bridge. A bridge renews its identity's lease\n" +
+    "every third of it; when a bridge dies (or loses the board) its claims are claimable again once it\n" +
+    "lapses, and its late completes are refused (stale_fence). Applies from each lease's next renewal.",
+  options: {
+    "lease-ttl": {
+      type: "string",
+      placeholder: "MS",
+      summary: `the lease TTL in milliseconds (${minLeaseTtlMs} to ${maxLeaseTtlMs}; default 15000)`,
+      parse: integer(minLeaseTtlMs, maxLeaseTtlMs),
+    },
+    ...boardOptions,
+  },
+  async run({ options }, context) {
+    const leaseTtlMs = options["lease-ttl"];
+    const settings = await withBoard(context, options.board, (board) =>
+      retryWhileBusy(() => (leaseTtlMs === undefined ? board.settings() : board.configure({ leaseTtlMs })), {
+        withinMs: 5000,
+      }),
+    );
+    context.stdout(options.json ? `${JSON.stringify(settings)}\n` : `lease TTL ${settings.leaseTtlMs} ms\n`);
+  },
+});
+
+export const boardGroup = defineGroup<BeeContext>("board", "the board's store and settings", [
+  migrateCommand,
+  settingsCommand,
+]);

@@ -9,10 +9,13 @@ import {
   postCommand,
   takenExitCode,
 } from "./action-commands.js";
+import { approveCommand, denyCommand } from "./approval-commands.js";
 import { agentsCommand, boardGroup } from "./board-commands.js";
 import { bridgeCommand, hookGroup } from "./bridge-commands.js";
 import type { BeeContext } from "./context.js";
 import { setupGroup } from "./setup-command.js";
+import { notYetExitCode, waitCommand } from "./wait-command.js";
+import { watchCommand } from "./watch-command.js";
 
 /** `bee`: every command, as the table help, parsing and completion are generated from. */
 export const beeProgram: Program<BeeContext> = {
@@ -28,13 +31,17 @@ export const beeProgram: Program<BeeContext> = {
     claimCommand,
     claimNextCommand,
     completeCommand,
+    waitCommand,
+    approveCommand,
+    denyCommand,
+    watchCommand,
     boardGroup,
     setupGroup,
   ],
   notes: [
     "The board: --board, else BEE_BOARD, else $XDG_STATE_HOME/bee/board.db. A postgres:// URL puts it on",
     "PostgreSQL; keep its password in BEE_BOARD or PGPASSWORD, never on the command line.",
-    `Exit codes: 0 done; 1 failed (board error, retire failed); 2 bad usage; ${takenExitCode} nothing claimed (lost the race, or none open).`,
+    `Exit codes: 0 done; 1 failed (board error, retire failed, already decided, cancelled); 2 bad usage; ${takenExitCode} nothing claimed (lost the race, or none open), or for bee wait not yet (exit ${notYetExitCode}).`,
   ].join("\n"),
   describeFailure(error) {
     if (!(error instanceof BoardError)) return undefined;

@@ -1,6 +1,6 @@
 // Claude Code's permission rule syntax, as Claude Code 2.1.332 reads it (read in the binary, then
-// measured with `claude -p --allowedTools RULE` on the model double; the facts are in the README,
-// "Permission requests (Claude Code)"):
+// measured with `claude -p --allowedTools RULE` on the model double; the facts are in docs/contract.md,
+// "How Claude Code 2.1.332 reads a Bash rule"):
 // - `Tool(raw)`: the first and the last parenthesis not preceded by an odd run of backslashes delimit
 //   `raw` (the binary's `bD`, with `A`/`b`); `raw` is unescaped `\(` -> `(`, `\)` -> `)`, then
 //   `\\` -> `\` (its `Hba`) into the rule's content.

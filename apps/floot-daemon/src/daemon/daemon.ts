@@ -24,7 +24,13 @@ import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "..
 import { describeBackends } from "./backend-status.js";
 import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStarts } from "./cli-start-slots.js";
-import { readPreviousDaemonFile, removeOwnDaemonFile } from "./daemon-file.js";
+import {
+  lastPortFileName,
+  readLastPort,
+  readPreviousDaemonFile,
+  removeOwnDaemonFile,
+  writeLastPort,
+} from "./daemon-file.js";
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createDecisionActors } from "./http/decision-actor.js";
 import { journalMasking } from "./journal-masking.js";
@@ -295,7 +301,8 @@ async function startLocked(
       connectionLimits: settings.connectionLimits,
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
-    options.port ?? previous.port ?? 0,
+    // A clean stop removes daemon.json but not the last port: an open page finds its daemon again.
+    options.port ?? previous.port ?? readLastPort(join(stateDir, lastPortFileName)) ?? 0,
     options.port === undefined,
   );
   cleanups.push(() => api.close());
@@ -311,6 +318,7 @@ async function startLocked(
   };
   const daemonFilePath = join(stateDir, daemonFileName);
   await writePrivateFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
+  await writeLastPort(join(stateDir, lastPortFileName), api.port);
   cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
   logger.info("daemon ready", {
     port: api.port,

@@ -7,13 +7,27 @@ import { connect } from "node:net";
 
 const report = { shims: [], socket: null, candidates: 0, attempts: [], errors: [] };
 
+const parentOf = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+};
+
+/** This command's ancestors: the turn's CLI is one of them, and its shim is that CLI's child. */
+function ancestors() {
+  const found = new Set();
+  for (let pid = process.pid; pid > 1; pid = parentOf(pid)) found.add(pid);
+  return found;
+}
+
+/** The shims of this turn (other turns may run on the same machine). */
 function shims() {
+  const mine = ancestors();
   const found = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
-      if (cmdline.includes("shim.mjs") && Number(entry) !== process.pid) found.push(Number(entry));
+      if (cmdline.includes("shim.mjs") && mine.has(parentOf(Number(entry)))) found.push(Number(entry));
     } catch {}
   }
   return found;

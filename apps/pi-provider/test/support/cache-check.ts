@@ -9,7 +9,7 @@ import {
 } from "@bridgeworks/model-double";
 import type { ClaudeTurnReceipt, RebuildReason } from "@bridgeworks/protocol";
 
-/** The variable naming a JSONL file that collects one row per scenario (the README's table). */
+/** The variable naming a JSONL file that collects one row per scenario (the table of docs/prompt-cache.md). */
 export const CACHE_REPORT_VARIABLE = "PI_CACHE_REPORT";
 
 export interface CacheRow {

@@ -1,11 +1,14 @@
 import type { Socket } from "node:net";
 import type pg from "pg";
-import type { ChangeSource } from "../wait.js";
+import type { ChangeScope, ChangeSource } from "../wait.js";
 
 export interface PostgresChangeFeedInput {
   /** A new, unconnected client for the LISTEN connection; `onSocket` receives its socket. */
   newClient: (onSocket: (socket: Socket) => void) => pg.Client;
+  /** NOTIFYed by every write that makes an action claimable. */
   channel: string;
+  /** NOTIFYed by every other change. */
+  eventsChannel: string;
   /** The slow safety re-check, in case a notification is missed. */
   recheckIntervalMs: number;
   /** How long the LISTEN connection stays open after the last waiter leaves, ready for the next wait. */
@@ -23,7 +26,7 @@ export interface PostgresChangeFeedInput {
  */
 export class PostgresChangeFeed implements ChangeSource {
   readonly #input: PostgresChangeFeedInput;
-  readonly #listeners = new Set<(head?: number) => void>();
+  readonly #listeners = new Map<(head?: number) => void, ChangeScope>();
   #client: pg.Client | undefined;
   #socket: Socket | undefined;
   #listening = false;
@@ -31,15 +34,15 @@ export class PostgresChangeFeed implements ChangeSource {
   #reconnect: NodeJS.Timeout | undefined;
   #linger: NodeJS.Timeout | undefined;
   #recheck: NodeJS.Timeout | undefined;
-  #pending: { head: number | undefined } | undefined;
+  #pending: { head: number | undefined; scope: ChangeScope } | undefined;
   #closed = false;
 
   constructor(input: PostgresChangeFeedInput) {
     this.#input = input;
   }
 
-  subscribe(listener: (head?: number) => void): () => void {
-    this.#listeners.add(listener);
+  subscribe(listener: (head?: number) => void, scope: ChangeScope = "claimable"): () => void {
+    this.#listeners.set(listener, scope);
     if (this.#listeners.size === 1) this.#start();
     return () => {
       if (this.#listeners.delete(listener) && this.#listeners.size === 0) this.#idle();
@@ -47,8 +50,8 @@ export class PostgresChangeFeed implements ChangeSource {
   }
 
   /** Call after a commit in this process: wakes its waiters without a round trip. */
-  announce(head: number): void {
-    this.#schedule(head);
+  announce(head: number | undefined, scope: ChangeScope = "claimable"): void {
+    this.#schedule(head, scope);
   }
 
   /** Whether the LISTEN connection is up; while it is not, waiters rely on reconnects and re-reads. */
@@ -70,7 +73,7 @@ export class PostgresChangeFeed implements ChangeSource {
     this.#linger = undefined;
     this.#socket?.ref();
     if (this.#client === undefined && this.#reconnect === undefined) void this.#connect();
-    this.#recheck = setInterval(() => this.#schedule(undefined), this.#input.recheckIntervalMs);
+    this.#recheck = setInterval(() => this.#schedule(undefined, "claimable"), this.#input.recheckIntervalMs);
   }
 
   #idle(): void {
@@ -101,13 +104,20 @@ export class PostgresChangeFeed implements ChangeSource {
     client.on("error", () => this.#lost(client));
     client.on("end", () => this.#lost(client));
     client.on("notification", (message) => {
-      if (message.channel !== this.#input.channel) return;
-      const head = Number(message.payload);
-      this.#schedule(Number.isSafeInteger(head) ? head : undefined);
+      const scope =
+        message.channel === this.#input.channel
+          ? "claimable"
+          : message.channel === this.#input.eventsChannel
+            ? "every"
+            : undefined;
+      if (scope === undefined) return;
+      const head =
+        message.payload === undefined || message.payload === "" ? Number.NaN : Number(message.payload);
+      this.#schedule(Number.isSafeInteger(head) ? head : undefined, scope);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${this.#input.channel}`);
+      await client.query(`LISTEN ${this.#input.channel}; LISTEN ${this.#input.eventsChannel}`);
     } catch {
       this.#lost(client);
       return;
@@ -120,7 +130,7 @@ export class PostgresChangeFeed implements ChangeSource {
     this.#listening = true;
     this.#failures = 0;
     // Whatever committed while nobody listened is found by re-reading, never by a notification.
-    this.#schedule(undefined);
+    this.#schedule(undefined, "claimable");
   }
 
   #lost(client: pg.Client): void {
@@ -136,7 +146,7 @@ export class PostgresChangeFeed implements ChangeSource {
       if (!this.#closed && this.#listeners.size > 0) void this.#connect();
     }, delay);
     // The waiters may have lost their reads too: let them try again with the listener.
-    this.#schedule(undefined);
+    this.#schedule(undefined, "claimable");
   }
 
   async #disconnect(): Promise<void> {
@@ -149,19 +159,23 @@ export class PostgresChangeFeed implements ChangeSource {
     await client?.end().catch(() => {});
   }
 
-  // Several commits or notifications in one tick cost one delivery, with the highest head seen.
-  #schedule(head: number | undefined): void {
+  // Several commits or notifications in one tick cost one delivery, with the highest head seen; a
+  // claimable one wakes every listener, any other only those that listen to every change.
+  #schedule(head: number | undefined, scope: ChangeScope): void {
     if (this.#pending !== undefined) {
       const known = this.#pending.head;
       this.#pending.head = known === undefined || head === undefined ? undefined : Math.max(known, head);
+      if (scope === "claimable") this.#pending.scope = scope;
       return;
     }
-    this.#pending = { head };
+    this.#pending = { head, scope };
     queueMicrotask(() => {
       const pending = this.#pending;
       this.#pending = undefined;
       if (pending === undefined) return;
-      for (const listener of [...this.#listeners]) listener(pending.head);
+      for (const [listener, listens] of [...this.#listeners]) {
+        if (pending.scope === "claimable" || listens === "every") listener(pending.head);
+      }
     });
   }
 }

@@ -14,6 +14,8 @@ export interface PostgresLocation {
   schema: string;
   /** The channel every write that makes an action claimable notifies, with the board's new head as payload. */
   channel: string;
+  /** The channel every other change notifies (claims, completes, identities), for live views. */
+  eventsChannel: string;
 }
 
 const int8Oid = 20;
@@ -48,12 +50,22 @@ export function parsePostgresLocation(location: string, argument: string): Postg
     );
   }
   url.searchParams.delete("schema");
-  return { connectionString: url.toString(), schema, channel: boardChannel(schema) };
+  return {
+    connectionString: url.toString(),
+    schema,
+    channel: boardChannel(schema),
+    eventsChannel: eventsChannel(schema),
+  };
 }
 
 /** The board's NOTIFY channel: NOTIFY is per database, so it carries the schema's name. */
 export function boardChannel(schema: string): string {
   return `${schema}_board_changes`;
+}
+
+/** The channel of every change that makes nothing claimable; a schema name is at most 48 characters. */
+export function eventsChannel(schema: string): string {
+  return `${schema}_board_events`;
 }
 
 export interface ConnectionSettings {

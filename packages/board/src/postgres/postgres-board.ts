@@ -98,6 +98,7 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     newClient: (onSocket) =>
       new pg.Client(clientConfig({ ...settings, applicationName: "bee-board-listener" }, onSocket)),
     channel: location.channel,
+    eventsChannel: location.eventsChannel,
     recheckIntervalMs,
     lingerMs,
     reconnectDelayMs: backoff,
@@ -164,7 +165,8 @@ class PostgresRunner implements StoreRunner {
     let broken: Error | undefined;
     try {
       const result = await operation(store);
-      if (store.claimableHead !== undefined) this.#changes.announce(store.claimableHead);
+      const change = store.change;
+      if (change !== undefined) this.#changes.announce(change.head, change.scope);
       return result;
     } catch (error) {
       const refused = error instanceof pg.DatabaseError;
@@ -188,9 +190,9 @@ class PostgresRunner implements StoreRunner {
     let retry: NodeJS.Timeout | undefined;
     let wake: ((head?: number) => void) | undefined;
     const changes: ChangeSource = {
-      subscribe: (listener) => {
+      subscribe: (listener, scope) => {
         wake = listener;
-        const unsubscribe = this.#changes.subscribe(listener);
+        const unsubscribe = this.#changes.subscribe(listener, scope);
         return () => {
           unsubscribe();
           clearTimeout(retry);
@@ -226,8 +228,17 @@ class PostgresRunner implements StoreRunner {
     return page;
   }
 
+  /**
+   * Idle connections are unref'd (they never keep node alive), so ending them alone would let node
+   * exit before close() settles when nothing else is left to do: a timer holds it open meanwhile.
+   */
   async close(): Promise<void> {
-    await this.#changes.close();
-    await this.#pool.end();
+    const holdOpen = setInterval(() => {}, 60_000);
+    try {
+      await this.#changes.close();
+      await this.#pool.end();
+    } finally {
+      clearInterval(holdOpen);
+    }
   }
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { latestVersion, type Migration, mintBoardId, refuseNewerSchema } from "../migrations.js";
-import { boardChannel } from "./connection.js";
+import { boardChannel, eventsChannel } from "./connection.js";
+import { schemaV3 } from "./functions-v3.js";
 
 const migrations: readonly Migration<
   (client: pg.ClientBase, schema: string, randomBytes: (size: number) => Uint8Array) => Promise<void>
@@ -55,6 +56,13 @@ const migrations: readonly Migration<
     version: 2,
     async up(client, schema) {
       await client.query(boardFunctions(schema, boardChannel(schema)));
+    },
+  },
+  {
+    // Leases and fencing tokens, approvals, the events channel (functions-v3.ts).
+    version: 3,
+    async up(client, schema) {
+      await client.query(schemaV3(schema, boardChannel(schema), eventsChannel(schema)));
     },
   },
 ];
@@ -224,9 +232,11 @@ export async function migratePostgres(
   client: pg.ClientBase,
   schema: string,
   randomBytes: (size: number) => Uint8Array,
+  /** Tests only: stop at this version, to leave a board as an older bee did. */
+  targetVersion = postgresSchemaVersion,
 ): Promise<MigrationResult> {
   const before = await readVersion(client, schema);
-  if (before === postgresSchemaVersion) return { previousVersion: before, schemaVersion: before };
+  if (before === targetVersion) return { previousVersion: before, schemaVersion: before };
   refuseNewer(before);
   await client.query("BEGIN");
   try {
@@ -241,14 +251,14 @@ export async function migratePostgres(
     const current = await readVersion(client, schema);
     refuseNewer(current);
     for (const migration of migrations) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > targetVersion) continue;
       await migration.up(client, schema, randomBytes);
       await client.query(`INSERT INTO ${schema}.schema_migrations (version) VALUES ($1)`, [
         migration.version,
       ]);
     }
     await client.query("COMMIT");
-    return { previousVersion: current, schemaVersion: postgresSchemaVersion };
+    return { previousVersion: current, schemaVersion: Math.max(current, targetVersion) };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;

@@ -1,10 +1,15 @@
 import { type FSWatcher, utimesSync, watch, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { ChangeSource } from "../wait.js";
+import type { ChangeScope, ChangeSource } from "../wait.js";
 
 export interface ChangeFeedInput {
-  /** Touched after every commit; its directory is watched for touches by other processes. */
+  /**
+   * Touched after every commit that made an action claimable; its directory is watched for touches
+   * by other processes.
+   */
   notifyPath: string;
+  /** Touched after every other commit that changed something (claims, completes, identities). */
+  eventsPath: string;
   /** The board's latest position; a cheap indexed read. */
   readHead: () => number;
   /** The slow safety re-check, in case a watch event is missed or a writer died before touching. */
@@ -19,27 +24,30 @@ export interface ChangeFeedInput {
  */
 export class ChangeFeed implements ChangeSource {
   readonly #input: ChangeFeedInput;
-  readonly #listeners = new Set<(head?: number) => void>();
+  readonly #listeners = new Map<(head?: number) => void, ChangeScope>();
   #watcher: FSWatcher | undefined;
   #recheck: NodeJS.Timeout | undefined;
-  #deliveryPending = false;
+  #deliveryPending: ChangeScope | undefined;
 
   constructor(input: ChangeFeedInput) {
     this.#input = input;
   }
 
-  subscribe(listener: (head?: number) => void): () => void {
-    this.#listeners.add(listener);
+  subscribe(listener: (head?: number) => void, scope: ChangeScope = "claimable"): () => void {
+    this.#listeners.set(listener, scope);
     if (this.#listeners.size === 1) this.#start();
     return () => {
       if (this.#listeners.delete(listener) && this.#listeners.size === 0) this.#stop();
     };
   }
 
-  /** Call after a commit: wakes this process's waiters and tells other processes. */
-  announce(): void {
-    this.#scheduleDelivery();
-    touch(this.#input.notifyPath);
+  /**
+   * Call after a commit: wakes this process's waiters and tells other processes. `claimable`: the
+   * commit made an action claimable; `every`: it changed something else.
+   */
+  announce(change: ChangeScope = "claimable"): void {
+    this.#scheduleDelivery(change);
+    touch(change === "claimable" ? this.#input.notifyPath : this.#input.eventsPath);
   }
 
   close(): void {
@@ -48,10 +56,12 @@ export class ChangeFeed implements ChangeSource {
   }
 
   #start(): void {
-    const watchedName = basename(this.#input.notifyPath);
+    const claimableName = basename(this.#input.notifyPath);
+    const eventsName = basename(this.#input.eventsPath);
     try {
       this.#watcher = watch(dirname(this.#input.notifyPath), (_event, filename) => {
-        if (filename === null || filename === watchedName) this.#scheduleDelivery();
+        if (filename === null || filename === claimableName) this.#scheduleDelivery("claimable");
+        else if (filename === eventsName) this.#scheduleDelivery("every");
       });
       // A watch that breaks (directory removed) leaves the re-check timer to carry on.
       this.#watcher.on("error", () => this.#closeWatcher());
@@ -59,7 +69,7 @@ export class ChangeFeed implements ChangeSource {
       // No watch available (e.g. out of inotify watches): the re-check timer still wakes waiters.
       this.#watcher = undefined;
     }
-    this.#recheck = setInterval(() => this.#scheduleDelivery(), this.#input.recheckIntervalMs);
+    this.#recheck = setInterval(() => this.#scheduleDelivery("claimable"), this.#input.recheckIntervalMs);
   }
 
   #stop(): void {
@@ -73,18 +83,23 @@ export class ChangeFeed implements ChangeSource {
     this.#watcher = undefined;
   }
 
-  // Several commits or events in one tick cost one head read.
-  #scheduleDelivery(): void {
-    if (this.#deliveryPending) return;
-    this.#deliveryPending = true;
+  // Several commits or events in one tick cost one head read; a claimable one wakes every listener.
+  #scheduleDelivery(change: ChangeScope): void {
+    if (this.#deliveryPending !== undefined) {
+      if (change === "claimable") this.#deliveryPending = change;
+      return;
+    }
+    this.#deliveryPending = change;
     queueMicrotask(() => {
-      this.#deliveryPending = false;
-      this.#deliver();
+      const pending = this.#deliveryPending ?? "claimable";
+      this.#deliveryPending = undefined;
+      this.#deliver(pending);
     });
   }
 
-  #deliver(): void {
-    if (this.#listeners.size === 0) return;
+  #deliver(change: ChangeScope): void {
+    const listeners = [...this.#listeners].filter(([, scope]) => change === "claimable" || scope === "every");
+    if (listeners.length === 0) return;
     let head: number;
     try {
       head = this.#input.readHead();
@@ -92,7 +107,7 @@ export class ChangeFeed implements ChangeSource {
       // A busy or closing store: the next event or the re-check tries again.
       return;
     }
-    for (const listener of [...this.#listeners]) listener(head);
+    for (const [listener] of listeners) listener(head);
   }
 }
 

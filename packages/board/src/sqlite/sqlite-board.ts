@@ -41,6 +41,8 @@ export async function openSqliteBoard(options: SqliteBoardOptions): Promise<Boar
   createPrivately(path);
   const notifyPath = `${path}-notify`;
   createPrivately(notifyPath);
+  const eventsPath = `${path}-events`;
+  createPrivately(eventsPath);
 
   const db = translateSqliteErrors(() => {
     const opened = new Database(path, { timeout: busyTimeoutMs });
@@ -61,7 +63,7 @@ export async function openSqliteBoard(options: SqliteBoardOptions): Promise<Boar
     }
   });
   const store = new SqliteStore(db);
-  const changes = new ChangeFeed({ notifyPath, readHead: () => store.head(), recheckIntervalMs });
+  const changes = new ChangeFeed({ notifyPath, eventsPath, readHead: () => store.head(), recheckIntervalMs });
   return new StoreBoard(
     new SqliteRunner(db, store, changes),
     deps,
@@ -99,9 +101,9 @@ class SqliteRunner implements StoreRunner {
     }
   }
 
-  /** When the write made an action claimable, wakes waiters here and in other processes. */
+  /** When the write changed something, wakes the waiters for it here and in other processes. */
   async write<T>(operation: (store: Store) => Awaitable<T>): Promise<T> {
-    this.#store.takeClaimableChange();
+    this.#store.takeChange();
     const result = translateSqliteErrors(() =>
       this.#db
         .transaction(() => {
@@ -112,7 +114,8 @@ class SqliteRunner implements StoreRunner {
         })
         .immediate(),
     );
-    if (this.#store.takeClaimableChange()) this.#changes.announce();
+    const change = this.#store.takeChange();
+    if (change !== "none") this.#changes.announce(change === "claimable" ? "claimable" : "every");
     return result;
   }
 

@@ -8,5 +8,6 @@ export {
   refusal,
   tickingClock,
 } from "./contract.js";
+export { sleep, withoutLease } from "./helpers.js";
 export { RoundTripTap } from "./round-trips.js";
 export type { RemoteMethod } from "./rpc.js";

@@ -10,10 +10,16 @@ export const remoteMethods = [
   "claimNext",
   "complete",
   "cancel",
+  "requestApproval",
+  "decide",
   "register",
+  "renew",
+  "expireLeases",
   "retire",
   "depart",
   "agents",
+  "settings",
+  "configure",
 ] as const satisfies readonly (keyof Board)[];
 export type RemoteMethod = (typeof remoteMethods)[number];
 

@@ -17,20 +17,23 @@ export interface CommandTableSuiteOptions<Context> {
    * accepted (a daemon, a board) fails: a usage error is then exit 2, and anything past usage exit 1.
    */
   run(argv: string[]): Promise<CommandLineResult>;
-  /** The app's README, which must show every command's synopsis with every flag. */
-  readme: string;
+  /**
+   * The page of the app's docs that holds its CLI reference (`path`, as the tests name it, and its
+   * `text`), which must show every command's synopsis with every flag.
+   */
+  reference: { path: string; text: string };
 }
 
 /**
  * The conventions every command of a program keeps, as vitest tests driven from its command table: a
  * command added to the table is covered without a test changing. `--help` on stdout with exit 0 and
- * the synopsis; an unknown flag and a missing positional exit 2 with one line naming them; the README
- * lists the command with all its flags.
+ * the synopsis; an unknown flag and a missing positional exit 2 with one line naming them; the CLI
+ * reference page lists the command with all its flags.
  */
 export function describeCommandTable<Context>({
   program,
   run,
-  readme,
+  reference,
 }: CommandTableSuiteOptions<Context>): void {
   const commands = commandPaths(rootOf(program).commands).map(({ path, command }) => ({
     name: path.join(" "),
@@ -73,8 +76,8 @@ export function describeCommandTable<Context>({
       },
     );
 
-    test.each(commands)(`${bin} $name is in the README with every flag`, ({ path, command }) => {
-      expect(readme).toContain(synopsis(bin, path, command));
+    test.each(commands)(`${bin} $name is in ${reference.path} with every flag`, ({ path, command }) => {
+      expect(reference.text).toContain(synopsis(bin, path, command));
     });
   });
 }
