@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultSpawnerScriptPath, startSpawnerProcess } from "@bridgeworks/backend-adapters";
@@ -8,10 +8,6 @@ import {
   defaultGateHookScriptPath,
   defaultShimScriptPath,
   mintToken,
-  mintTurnMount,
-  type ShimCommand,
-  shimSocketEnvVar,
-  shimTokenEnvVar,
   startBridgeGeneration,
   TurnTokenRegistry,
   writePrivateFileAtomic,
@@ -50,6 +46,7 @@ import { createToolGate } from "./tool-gate.js";
 import { diagnosticsTrace, type Trace } from "./trace.js";
 import { confinementOf } from "./turn-confinement.js";
 import { TurnCoordinator } from "./turn-coordinator.js";
+import { createTurnMounts } from "./turn-mounts.js";
 import { UiAuth } from "./ui-auth.js";
 
 export interface DaemonOptions {
@@ -189,11 +186,8 @@ async function startLocked(
     startRetry: (turn) => coordinator?.kick(turn.sessionId),
     outOfBounds: (turnId, toolName, input) => coordinator?.outOfBounds(turnId, toolName, input),
   });
-  // Two tokens per turn. The MCP one (requestSecret) reaches the shim in a 0600 file it removes once
-  // read; the gate hook's, which opens the request channel only, is in the CLI's environment, which
-  // every command the agent runs inherits.
-  // The MCP one opens one connection: the shim's, before the model's first call; a copy read out of
-  // the shim's memory later opens nothing.
+  // Two tokens per turn (turn-mounts.ts). The MCP one opens one connection: the shim's, before the
+  // model's first call; a copy read out of the shim's memory later opens nothing.
   const tokens = new TurnTokenRegistry<TurnContext>(randomBytes, { singleUse: true });
   const gateTokens = new TurnTokenRegistry<TurnContext>(randomBytes);
   const gate = createToolGate({
@@ -216,12 +210,6 @@ async function startLocked(
     },
   });
   cleanups.push(() => bridge.server.close());
-  const shim: ShimCommand = {
-    node: process.execPath,
-    script: options.shimScript ?? besideBundle("shim.mjs"),
-  };
-  const gateHook = options.gateHookScript ?? besideBundle("gate-hook.mjs");
-  const gateDeadlineMs = settings.gateTimeoutMs;
 
   coordinator = new TurnCoordinator({
     journal,
@@ -246,32 +234,14 @@ async function startLocked(
         otherWorkspaces: await sessions.otherWorkspaces(session.id),
         ...(session.backend === "codex" && { scratchDir: await sessions.scratchDir(session.id) }),
       }),
-    mounts: {
-      mount(context) {
-        const token = tokens.issue(context);
-        const gateToken = gateTokens.issue(context);
-        const tokenFile = join(dirname(bridge.server.socketPath), `${randomUUID()}.token`);
-        writeFileSync(tokenFile, token, { mode: 0o600, flag: "wx" });
-        const socketPath = bridge.server.socketPath;
-        const mount = mintTurnMount({ socketPath, token, tokenFile, shimCommand: shim });
-        return {
-          mount,
-          // The same socket, the gate's own token: the hook reads them from the CLI's environment.
-          gate: {
-            command: process.execPath,
-            args: [gateHook],
-            env: { [shimSocketEnvVar]: socketPath, [shimTokenEnvVar]: gateToken },
-            deadlineMs: gateDeadlineMs,
-          },
-          release() {
-            tokens.revoke(token);
-            gateTokens.revoke(gateToken);
-            rmSync(tokenFile, { force: true });
-            bridge.server.closeConnectionsOf(context);
-          },
-        };
-      },
-    },
+    mounts: createTurnMounts({
+      bridge,
+      tokens,
+      gateTokens,
+      shim: { node: process.execPath, script: options.shimScript ?? besideBundle("shim.mjs") },
+      gateHook: options.gateHookScript ?? besideBundle("gate-hook.mjs"),
+      gateDeadlineMs: settings.gateTimeoutMs,
+    }),
   });
   const running = coordinator;
   cleanups.push(() => running.shutdown());
