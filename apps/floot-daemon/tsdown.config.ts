@@ -69,6 +69,13 @@ export default defineConfig([
     clean: false,
     treeshake: effectFreeModules,
   },
+  // The CLI keeper (backend-adapters' keeper-main.ts): started once, outlives the daemon, holds its CLIs.
+  {
+    ...common,
+    entry: { keeper: "../../packages/backend-adapters/src/keeper-main.ts" },
+    clean: false,
+    treeshake: effectFreeModules,
+  },
   // The pre-tool gate hook each turn's CLI runs before every tool call: started once per call.
   {
     ...common,

@@ -61,9 +61,10 @@ test("issue 36: each backend says whether its sandbox runs here; where it cannot
     available: false,
     problem: expect.stringMatching(/bubblewrap \(bwrap\) and socat/),
   });
-  const refused = await w.client
-    .request("POST", "/v1/sessions", { backend: "claude" })
-    .then(() => undefined, (error: unknown) => error as { status?: number; code?: string; message: string });
+  const refused = await w.client.request("POST", "/v1/sessions", { backend: "claude" }).then(
+    () => undefined,
+    (error: unknown) => error as { status?: number; code?: string; message: string },
+  );
   expect(refused).toMatchObject({ status: 409 });
   expect(refused?.message).toMatch(/sandbox cannot run here: .*bwrap.*--unconfined/);
   const unconfined = await w.client.request<{ sandbox: unknown }>("POST", "/v1/sessions", {
@@ -72,9 +73,13 @@ test("issue 36: each backend says whether its sandbox runs here; where it cannot
   });
   expect(unconfined.sandbox).toEqual({ enabled: false });
   // And `floot backends` in words.
-  const { stdout } = await promisify(execFile)(process.execPath, [bundlePath, "backends", "--state", w.stateDir], {
-    env: { ...process.env, HOME: w.env.home },
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [bundlePath, "backends", "--state", w.stateDir],
+    {
+      env: { ...process.env, HOME: w.env.home },
+    },
+  );
   expect(stdout).toMatch(/claude .*\n {2}sandbox unavailable: .*bwrap.*\(sessions need --unconfined\)/);
   expect(stdout).toMatch(/codex .*\n {2}sandbox: Codex's/);
 });

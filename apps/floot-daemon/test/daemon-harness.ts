@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fenceProcess } from "@bridgeworks/backend-adapters";
+import { connectKeeper, fenceProcess } from "@bridgeworks/backend-adapters";
 import {
   type ModelDouble,
   type ScriptInput,
@@ -34,6 +34,7 @@ import {
   type FaultPlan,
   faultInjection,
   type IsolatedEnvironment,
+  isProcessAlive,
   readFaultLog,
   type TrackedProcess,
   waitUntil,
@@ -41,6 +42,8 @@ import {
 import { openJournal } from "@bridgeworks/turn-journal";
 import Database from "better-sqlite3";
 import { FlootClient } from "../src/client/api-client.js";
+import { keeperPlaces, readKeeperKey, shutDownKeeper } from "../src/daemon/keeper-link.js";
+import { resolveRuntimeDir } from "../src/daemon/runtime-dir.js";
 import { type TracePoint, traceChannelPrefix } from "../src/daemon/trace.js";
 import { journalFileName } from "../src/state-dir.js";
 
@@ -277,6 +280,51 @@ export class FlootWorld {
     return this.startDaemon(extraEnv);
   }
 
+  /** This state dir's runtime dir, where its keeper's socket and key are. */
+  get stateRuntimeDir(): string {
+    return resolveRuntimeDir(this.stateDir, { FLOOT_RUNTIME_DIR: this.runtimeDir }).path;
+  }
+
+  /** The keeper's pid, proven with the state dir's key; undefined when none answers. */
+  async keeperPid(): Promise<number | undefined> {
+    const places = keeperPlaces(this.stateRuntimeDir);
+    const key = readKeeperKey(places.keyPath);
+    if (key === undefined) return undefined;
+    try {
+      const keeper = await connectKeeper(places.socketPath, key);
+      keeper.close();
+      return keeper.pid;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * As a reboot would: SIGKILL to the keeper and to every process under it (each CLI in its own
+   * group), so no CLI of this world outlives it. Resolves with how many processes were killed.
+   */
+  async killKeeper(): Promise<number> {
+    const pid = await this.keeperPid();
+    if (pid === undefined) throw new Error("no keeper answers");
+    const under = descendantsOf(pid);
+    for (const each of [pid, ...under]) {
+      try {
+        process.kill(each, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    }
+    await waitUntil(() => [pid, ...under].every((each) => !isProcessAlive(each)), 10_000, "keeper gone");
+    return 1 + under.length;
+  }
+
+  /** SIGKILL of the daemon and its keeper with every CLI (a reboot), then a new daemon. */
+  async restartAfterReboot(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+    await this.killDaemon();
+    await this.killKeeper();
+    return this.startDaemon(extraEnv);
+  }
+
   async createSession(options: Record<string, unknown> = {}): Promise<FlootSession> {
     return this.client.request<FlootSession>("POST", "/v1/sessions", {
       backend: this.backend,
@@ -353,6 +401,9 @@ export class FlootWorld {
       await this.daemon.process.exited;
       this.daemon = undefined;
     }
+    // A stopped daemon leaves its turns' CLIs to the keeper: end them and it, as `floot stop
+    // --cancel-turns` would once no daemon runs.
+    if (existsSync(this.runtimeDir)) await shutDownKeeper(this.stateRuntimeDir).catch(() => false);
     let problems: string[] = [];
     if (existsSync(join(this.stateDir, journalFileName))) {
       const journal = openJournal({ path: join(this.stateDir, journalFileName) });

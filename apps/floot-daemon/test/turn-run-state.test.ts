@@ -22,6 +22,8 @@ const events: Record<TurnRunEvent["type"], TurnRunEvent> = {
   exited: { type: "exited", outcome: completed },
   cancel: { type: "cancel" },
   shutdown: { type: "shutdown" },
+  detach: { type: "detach" },
+  adopted: { type: "adopted" },
 };
 
 const record = (outcome: TurnOutcome): TurnRunEffect => ({ type: "record", outcome });
@@ -30,6 +32,7 @@ const recordCancelled = record({ phase: "cancelled" });
 const stopCli: TurnRunEffect = { type: "stop_cli" };
 const stopCliShutdown: TurnRunEffect = { type: "stop_cli", graceMs: shutdownGraceMs };
 const stopWaiting: TurnRunEffect = { type: "stop_waiting" };
+const detachCli: TurnRunEffect = { type: "detach_cli" };
 
 type Row = [TurnRunStateKind, TurnRunEvent["type"], TurnRunStateKind, TurnRunEffect[]];
 
@@ -41,6 +44,8 @@ const table: Row[] = [
   ["preparing", "exited", "preparing", []],
   ["preparing", "cancel", "ended", [recordCancelled]],
   ["preparing", "shutdown", "left", []],
+  ["preparing", "detach", "left", []],
+  ["preparing", "adopted", "running", []],
 
   ["waiting", "prepared", "waiting", []],
   ["waiting", "slot_taken", "starting", []],
@@ -49,6 +54,8 @@ const table: Row[] = [
   ["waiting", "exited", "waiting", []],
   ["waiting", "cancel", "ended", [stopWaiting, recordCancelled]],
   ["waiting", "shutdown", "left", [stopWaiting]],
+  ["waiting", "detach", "left", [stopWaiting]],
+  ["waiting", "adopted", "waiting", []],
 
   ["starting", "prepared", "starting", []],
   ["starting", "slot_taken", "starting", []],
@@ -57,6 +64,8 @@ const table: Row[] = [
   ["starting", "exited", "ended", [record(completed)]],
   ["starting", "cancel", "ended", [recordCancelled]],
   ["starting", "shutdown", "left", []],
+  ["starting", "detach", "left", []],
+  ["starting", "adopted", "starting", []],
 
   ["running", "prepared", "running", []],
   ["running", "slot_taken", "running", []],
@@ -65,6 +74,8 @@ const table: Row[] = [
   ["running", "exited", "ended", [record(completed)]],
   ["running", "cancel", "cancelling", [stopCli]],
   ["running", "shutdown", "left", [stopCliShutdown]],
+  ["running", "detach", "left", [detachCli]],
+  ["running", "adopted", "running", []],
 
   ["cancelling", "prepared", "cancelling", []],
   ["cancelling", "slot_taken", "cancelling", []],
@@ -73,6 +84,8 @@ const table: Row[] = [
   ["cancelling", "exited", "ended", [recordCancelled]],
   ["cancelling", "cancel", "cancelling", []],
   ["cancelling", "shutdown", "left", [stopCliShutdown]],
+  ["cancelling", "detach", "left", [stopCliShutdown]],
+  ["cancelling", "adopted", "cancelling", []],
 
   ["ended", "prepared", "ended", []],
   ["ended", "slot_taken", "ended", []],
@@ -81,6 +94,8 @@ const table: Row[] = [
   ["ended", "exited", "ended", []],
   ["ended", "cancel", "ended", []],
   ["ended", "shutdown", "ended", []],
+  ["ended", "detach", "ended", []],
+  ["ended", "adopted", "ended", []],
 
   ["left", "prepared", "left", []],
   ["left", "slot_taken", "left", []],
@@ -89,6 +104,8 @@ const table: Row[] = [
   ["left", "exited", "left", []],
   ["left", "cancel", "left", []],
   ["left", "shutdown", "left", []],
+  ["left", "detach", "left", []],
+  ["left", "adopted", "left", []],
 ];
 
 describe("a turn's run state", () => {

@@ -33,6 +33,11 @@ export interface CliExit {
   stderrTail: string;
   /** Set when stdout carried a line longer than the limit: the process group was ended then. */
   lineTooLong?: { limitBytes: number };
+  /**
+   * Set when this process stopped reading a kept CLI that still runs (`detach`, or the keeper went
+   * away): how the CLI ends is for the next reader to learn.
+   */
+  unknown?: true;
 }
 
 export interface CliProcessHooks {
@@ -57,4 +62,11 @@ export interface RunningCli {
   exited: Promise<CliExit>;
   /** TERM to the process group, KILL after `graceMs` if anything is left. */
   stop(graceMs?: number): Promise<CliExit>;
+  /**
+   * A kept CLI only: stop reading it and leave it running to its keeper (a daemon that stops but
+   * keeps its turns); `exited` resolves `unknown`, and no line is handed on after this.
+   */
+  detach?(): void;
+  /** A kept CLI only: the keeper forgets it and removes its spool (once its end is journaled). */
+  release?(): void;
 }

@@ -65,7 +65,7 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
       { resolve(value: { pid: number; startTime: string }): void; reject(error: Error): void }
     >();
     const sinks = new Map<string, KeptCliSink>();
-    const lists: ((clis: KeptCli[]) => void)[] = [];
+    const lists: { resolve(clis: KeptCli[]): void; reject(error: Error): void }[] = [];
     const closeListeners: (() => void)[] = [];
     const timer = setTimeout(
       () => fail(new KeeperUnavailable("the keeper did not answer in time")),
@@ -86,6 +86,7 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
     socket.on("close", () => {
       for (const each of waiting.values()) each.reject(new KeeperUnavailable("the keeper went away"));
       waiting.clear();
+      for (const each of lists.splice(0)) each.reject(new KeeperUnavailable("the keeper went away"));
       if (state === "open") for (const listener of closeListeners) listener();
     });
     socket.on("connect", () => send({ type: "hello", version: keeperProtocolVersion, nonce }));
@@ -153,7 +154,7 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
           return;
         }
         case "list":
-          lists.shift()?.(reply.clis);
+          lists.shift()?.resolve(reply.clis);
           return;
         case "error":
           if (reply.id !== undefined && waiting.has(reply.id)) {
@@ -185,8 +186,12 @@ export function connectKeeper(socketPath: string, key: Buffer, timeoutMs = 5_000
           send({ type: "release", id });
         },
         list: () =>
-          new Promise((resolveList) => {
-            lists.push(resolveList);
+          new Promise((resolveList, rejectList) => {
+            if (socket.destroyed) {
+              rejectList(new KeeperUnavailable("the keeper went away"));
+              return;
+            }
+            lists.push({ resolve: resolveList, reject: rejectList });
             send({ type: "list" });
           }),
         shutdown: (graceMs) => send({ type: "shutdown", graceMs }),

@@ -53,24 +53,35 @@ export async function startKeptCli(
   }
   const through = deps.adopt?.through ?? 0;
   let lineTooLong: CliExit["lineTooLong"];
+  let detached = false;
   let stopListening = () => {};
+  let resolveExit: (exit: CliExit) => void = () => {};
   const exited = new Promise<CliExit>((resolve) => {
-    stopListening = keeper.onClose(() =>
-      resolve({ code: null, signal: null, stderrTail: "the keeper went away; how the CLI ended is unknown" }),
-    );
-    keeper.attach(id, 0, {
-      line: (offset, text, next) => hooks.onLine(text, { offset, next, replayed: offset < through }),
-      overflow: () => {
-        lineTooLong = { limitBytes: maxLineBytes };
-      },
-      exited: (exit) =>
-        resolve({
-          code: exit.code,
-          signal: exit.signal as NodeJS.Signals | null,
-          stderrTail: exit.stderrTail,
-          ...(lineTooLong !== undefined && { lineTooLong }),
-        }),
-    });
+    resolveExit = resolve;
+  });
+  const unknownExit = (why: string): CliExit => ({
+    code: null,
+    signal: null,
+    stderrTail: why,
+    unknown: true,
+  });
+  stopListening = keeper.onClose(() =>
+    resolveExit(unknownExit("the keeper went away; how the CLI ended is unknown")),
+  );
+  keeper.attach(id, 0, {
+    line: (offset, text, next) => {
+      if (!detached) hooks.onLine(text, { offset, next, replayed: offset < through });
+    },
+    overflow: () => {
+      lineTooLong = { limitBytes: maxLineBytes };
+    },
+    exited: (exit) =>
+      resolveExit({
+        code: exit.code,
+        signal: exit.signal as NodeJS.Signals | null,
+        stderrTail: exit.stderrTail,
+        ...(lineTooLong !== undefined && { lineTooLong }),
+      }),
   });
   void exited.then(() => stopListening());
   return {
@@ -79,6 +90,13 @@ export async function startKeptCli(
     async stop(graceMs = 2_000) {
       keeper.stop(id, graceMs);
       return exited;
+    },
+    detach() {
+      detached = true;
+      resolveExit(unknownExit("left running to its keeper"));
+    },
+    release() {
+      keeper.release(id);
     },
   };
 }

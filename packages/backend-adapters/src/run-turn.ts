@@ -40,6 +40,10 @@ export interface RunningTurn {
   result: Promise<TurnResult>;
   /** Ends the CLI's process group (TERM, then KILL after `graceMs`); the turn is `cancelled`. */
   stop(graceMs?: number): Promise<TurnResult>;
+  /** A kept CLI: stop reading it, leaving it running to its keeper (`RunningCli.detach`). */
+  detach?(): void;
+  /** A kept CLI: the keeper forgets it (`RunningCli.release`), once its end is journaled. */
+  release?(): void;
 }
 
 /**
@@ -119,5 +123,7 @@ export async function runTurn(
       await running.stop(graceMs);
       return result;
     },
+    ...(running.detach && { detach: () => running.detach?.() }),
+    ...(running.release && { release: () => running.release?.() }),
   };
 }

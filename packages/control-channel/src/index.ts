@@ -55,13 +55,18 @@ export {
   writeMcpConfigFile,
 } from "./mcp-mount.js";
 export {
+  defaultShimRebindWaitMs,
+  parseRebind,
+  type RebindCredentials,
   runShim,
   ShimExitCode,
   type ShimOptions,
   shimMain,
+  shimRebindFileEnvVar,
   shimSocketEnvVar,
   shimTokenEnvVar,
   shimTokenFileEnvVar,
+  takeRebindFile,
   takeTokenFile,
 } from "./mcp-shim.js";
 export {
@@ -147,6 +152,7 @@ export {
 export { mintToken, type RandomBytes, tokenMatcher, tokensEqual } from "./token.js";
 export {
   defaultToolGateDeadlineMs,
+  gateRebindFileEnvVar,
   maxHookInputBytes,
   runToolGateHook,
   ToolGateHookExit,

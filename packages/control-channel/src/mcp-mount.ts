@@ -1,7 +1,7 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ControlToken } from "@bridgeworks/protocol";
-import { shimSocketEnvVar, shimTokenEnvVar, shimTokenFileEnvVar } from "./mcp-shim.js";
+import { shimRebindFileEnvVar, shimSocketEnvVar, shimTokenEnvVar, shimTokenFileEnvVar } from "./mcp-shim.js";
 import { assertSocketPath, McpMountError } from "./mcp-socket-server.js";
 import { type WritePrivateFileOptions, writePrivateFileAtomic } from "./private-file.js";
 
@@ -28,6 +28,8 @@ export interface MintTurnMountOptions {
    * file (`FLOOT_MCP_TOKEN_FILE`), which the shim removes once read, instead of carrying the token.
    */
   tokenFile?: string;
+  /** Where a daemon that adopts the turn after a restart leaves the shim new credentials (`runShim`). */
+  rebindFile?: string;
   /** Defaults to this node and this package's `dist/shim.js` (`defaultShimCommand()`). */
   shimCommand?: ShimCommand;
 }
@@ -76,6 +78,7 @@ export function mintTurnMount(options: MintTurnMountOptions): McpStdioMount {
       ...(options.tokenFile !== undefined
         ? { [shimTokenFileEnvVar]: options.tokenFile }
         : { [shimTokenEnvVar]: options.token }),
+      ...(options.rebindFile !== undefined && { [shimRebindFileEnvVar]: options.rebindFile }),
       NODE_OPTIONS: "",
     },
   };

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import {
   PreToolUseHookInput,
   ToolGateAnswer,
@@ -5,7 +6,7 @@ import {
   toolGateInputPreviewChars,
 } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
-import { shimSocketEnvVar, shimTokenEnvVar } from "./mcp-shim.js";
+import { parseRebind, type RebindCredentials, shimSocketEnvVar, shimTokenEnvVar } from "./mcp-shim.js";
 import {
   type SendSocketRequestOptions,
   type SocketRequestResult,
@@ -22,6 +23,13 @@ import {
 export const ToolGateHookExit = { allow: 0, block: 2 } as const;
 export type ToolGateHookExit = (typeof ToolGateHookExit)[keyof typeof ToolGateHookExit];
 
+/**
+ * The env var naming the turn's gate rebind file: a daemon that adopted the turn after a restart
+ * writes there (0600, in its private runtime dir) its socket and the turn's new gate token, as JSON
+ * `{"socket", "token"}`; a hook that cannot reach the daemon it was given waits for that file.
+ */
+export const gateRebindFileEnvVar = "FLOOT_GATE_REBIND_FILE";
+
 /** How long the hook waits for the daemon, in all, unless told otherwise. */
 export const defaultToolGateDeadlineMs = 30_000;
 /** The most stdin the hook reads: a tool input larger than this is blocked, not truncated. */
@@ -37,6 +45,8 @@ export interface ToolGateHookOptions {
   now?: () => number;
   /** Injectable for tests. */
   send?: (options: SendSocketRequestOptions) => Promise<SocketRequestResult>;
+  /** How often the rebind file is looked for while the daemon is away (default 100 ms). */
+  rebindPollMs?: number;
 }
 
 const notRun = "floot: this tool call was NOT run";
@@ -69,8 +79,27 @@ export async function runToolGateHook(options: ToolGateHookOptions): Promise<Too
       toolName: input.tool_name,
       inputPreview: previewOf(input.tool_input),
     };
-    const timeoutMs = Math.max(1, deadlineMs - (now() - startedAt));
-    const result = await (options.send ?? sendSocketRequest)({ socketPath, token, request, timeoutMs });
+    const send = options.send ?? sendSocketRequest;
+    const remaining = () => deadlineMs - (now() - startedAt);
+    let result = await send({ socketPath, token, request, timeoutMs: Math.max(1, remaining()) });
+    // The daemon went away (a restart): the one that adopts the turn leaves its socket and a new
+    // token in the rebind file. Waited for within the same deadline; the call runs only once admitted.
+    const rebindFile = options.env[gateRebindFileEnvVar];
+    let tried = token;
+    while (rebindFile && (result.kind === "unreachable" || result.kind === "closed") && remaining() > 0) {
+      const rebound = readRebindFile(rebindFile);
+      if (rebound === undefined || rebound.token === tried) {
+        await new Promise((resolve) => setTimeout(resolve, options.rebindPollMs ?? 100));
+        continue;
+      }
+      tried = rebound.token;
+      result = await send({
+        socketPath: rebound.socket,
+        token: rebound.token,
+        request,
+        timeoutMs: Math.max(1, remaining()),
+      });
+    }
     switch (result.kind) {
       case "answered": {
         const answer = ToolGateAnswer.safeParse(result.answer);
@@ -96,6 +125,14 @@ export async function runToolGateHook(options: ToolGateHookOptions): Promise<Too
     }
   } catch (error) {
     return block(`the gate failed (${describeError(error)}).`);
+  }
+}
+
+function readRebindFile(path: string): RebindCredentials | undefined {
+  try {
+    return parseRebind(readFileSync(path, "utf8"));
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -11,6 +12,7 @@ import {
   removeStaleGenerations,
   runShim,
   ShimExitCode,
+  type ShimOptions,
   startBridgeGeneration,
   TurnTokenRegistry,
 } from "../src/index.js";
@@ -40,7 +42,11 @@ interface ShimRun {
   startedAt: number;
 }
 
-function startShim(socketPath: string | undefined, token: string | undefined): ShimRun {
+function startShim(
+  socketPath: string | undefined,
+  token: string | undefined,
+  rebind: Pick<ShimOptions, "rebindFile" | "rebindWaitMs"> = {},
+): ShimRun {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -54,7 +60,16 @@ function startShim(socketPath: string | undefined, token: string | undefined): S
   });
   const exitCodes: number[] = [];
   const startedAt = Date.now();
-  const done = runShim({ socketPath, token, stdin, stdout, stderr, exit: (code) => exitCodes.push(code) });
+  const done = runShim({
+    socketPath,
+    token,
+    stdin,
+    stdout,
+    stderr,
+    exit: (code) => exitCodes.push(code),
+    ...rebind,
+    rebindPollMs: 20,
+  });
   const run = { stdin, stdout, stdoutText: () => out, stderrText: () => err, exitCodes, done, startedAt };
   shims.push(run);
   return run;
@@ -182,5 +197,124 @@ describe("runShim", () => {
     } finally {
       await current.server.close();
     }
+  });
+});
+
+describe("runShim across a daemon restart (rebind)", () => {
+  const line = (message: object) => `${JSON.stringify(message)}\n`;
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18" },
+  };
+  const initialized = { jsonrpc: "2.0", method: "notifications/initialized" };
+  const call = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "requestSecret" },
+  });
+
+  test("waits for its rebind file, reconnects with the new token, introduces the client again and asks again what was open, by the same id", async () => {
+    const dir = await tempDir();
+    const oldBridge = await rawServer(join(dir, "old.sock"));
+    const oldToken = mintToken(randomBytes);
+    const newToken = mintToken(randomBytes);
+    const rebindFile = join(dir, "turn.rebind");
+    const shim = startShim(join(dir, "old.sock"), oldToken, { rebindFile, rebindWaitMs: 20_000 });
+    const before = await withTimeout(oldBridge.connections, 5_000, "old bridge connection");
+    shim.stdin.write(line(initialize));
+    await waitUntil(() => oldBridge.received().includes('"initialize"'), 5_000, "initialize relayed");
+    before.write(line({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "old" } } }));
+    shim.stdin.write(line(initialized));
+    shim.stdin.write(line(call(2)));
+    await waitUntil(() => oldBridge.received().includes('"id":2'), 5_000, "call 2 relayed");
+    // The daemon restarts: the old bridge goes away with call 2 unanswered.
+    before.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // What the client writes meanwhile is held, not lost.
+    shim.stdin.write(line(call(3)));
+    expect(shim.exitCodes).toEqual([]);
+
+    const newBridge = await rawServer(join(dir, "new.sock"));
+    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }), {
+      mode: 0o600,
+    });
+    const after = await withTimeout(newBridge.connections, 10_000, "new bridge connection");
+    await waitUntil(() => newBridge.received().includes('"id":3'), 5_000, "held call 3 sent");
+    const sent = newBridge
+      .received()
+      .trim()
+      .split("\n")
+      .map((each) => JSON.parse(each) as Record<string, unknown>);
+    expect(sent[0]).toEqual({ token: newToken });
+    expect(sent[1]).toMatchObject({ method: "initialize", id: "bridgeworks-shim-rebind" });
+    expect(sent.slice(2)).toEqual([initialized, call(2), call(3)]);
+    expect(existsSync(rebindFile)).toBe(false);
+    expect(newBridge.received()).not.toContain(oldToken);
+
+    // The new server's answer to the replayed initialize is not the client's; the calls' answers are.
+    after.write(
+      line({ jsonrpc: "2.0", id: "bridgeworks-shim-rebind", result: { serverInfo: { name: "new" } } }),
+    );
+    after.write(line({ jsonrpc: "2.0", id: 2, result: { content: [] } }));
+    after.write(line({ jsonrpc: "2.0", id: 3, result: { content: [] } }));
+    await waitUntil(() => shim.stdoutText().includes('"id":3'), 5_000, "answers relayed");
+    const answered = shim
+      .stdoutText()
+      .trim()
+      .split("\n")
+      .map((each) => (JSON.parse(each) as { id: unknown }).id);
+    expect(answered).toEqual([1, 2, 3]);
+    expect(shim.exitCodes).toEqual([]);
+  }, 30_000);
+
+  test("a bridge unreachable from the start (the daemon restarting as the CLI started) is waited for too", async () => {
+    const dir = await tempDir();
+    const rebindFile = join(dir, "turn.rebind");
+    const token = mintToken(randomBytes);
+    const shim = startShim(join(dir, "gone.sock"), mintToken(randomBytes), {
+      rebindFile,
+      rebindWaitMs: 20_000,
+    });
+    shim.stdin.write(line(initialize));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(shim.exitCodes).toEqual([]);
+    const bridge = await rawServer(join(dir, "new.sock"));
+    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }), { mode: 0o600 });
+    await waitUntil(() => bridge.received().includes('"initialize"'), 10_000, "initialize sent");
+    // Never sent before, so sent once, as the client wrote it (no replay of its own).
+    expect(
+      bridge
+        .received()
+        .trim()
+        .split("\n")
+        .map((each) => JSON.parse(each)),
+    ).toEqual([{ token }, initialize]);
+  }, 30_000);
+
+  test("its token file already gone (the daemon restarted before the CLI started it): waits for the rebind file", async () => {
+    const dir = await tempDir();
+    const rebindFile = join(dir, "turn.rebind");
+    const token = mintToken(randomBytes);
+    const shim = startShim(join(dir, "gone.sock"), undefined, { rebindFile, rebindWaitMs: 20_000 });
+    const bridge = await rawServer(join(dir, "new.sock"));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(shim.exitCodes).toEqual([]);
+    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }), { mode: 0o600 });
+    await waitUntil(() => bridge.received().includes(token), 10_000, "new token sent");
+  }, 30_000);
+
+  test("with no rebind file in time it exits bridgeClosed, as without one", async () => {
+    const dir = await tempDir();
+    const bridge = await rawServer(join(dir, "b.sock"));
+    const shim = startShim(join(dir, "b.sock"), mintToken(randomBytes), {
+      rebindFile: join(dir, "never"),
+      rebindWaitMs: 300,
+    });
+    (await withTimeout(bridge.connections, 5_000, "connection")).destroy();
+    expect(await withTimeout(shim.done, 10_000, "shim exit")).toBe(ShimExitCode.bridgeClosed);
+    expect(shim.stderrText()).toContain("no daemon rebound this turn");
   });
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { ProcessTracker } from "@bridgeworks/test-harness";
@@ -300,6 +301,45 @@ describe("runToolGateHook: the call starts only once the daemon said so", () => 
       code: 2,
       stderr: expect.stringContaining("FLOOT_MCP_TOKEN"),
     });
+  });
+
+  test("the daemon restarting: the hook waits for the rebind file's new socket and token, within its deadline", async () => {
+    const dir = await tempDir();
+    const rebindFile = join(dir, "turn.gate");
+    const gone = { FLOOT_MCP_SOCKET: join(dir, "gone.sock"), FLOOT_MCP_TOKEN: "a".repeat(64) };
+    const seen: unknown[] = [];
+    const { server, token } = await requestServer((_context, request) => {
+      seen.push(request);
+      return { decision: "allow" };
+    });
+    // The file of the daemon that adopts the turn comes a moment later.
+    setTimeout(() => writeFileSync(rebindFile, JSON.stringify({ socket: server.socketPath, token })), 300);
+    const stderr = stderrSink();
+    const code = await runToolGateHook({
+      stdin: Readable.from([JSON.stringify(hookInput)]),
+      env: { ...gone, FLOOT_GATE_REBIND_FILE: rebindFile },
+      stderr,
+      deadlineMs: 10_000,
+      rebindPollMs: 20,
+    });
+    expect(code).toBe(ToolGateHookExit.allow);
+    expect(seen).toHaveLength(1);
+    expect(stderr.text()).toBe("");
+
+    // A rebind file holding the token that was refused, or none, blocks once the deadline passes.
+    writeFileSync(rebindFile, JSON.stringify({ socket: join(dir, "gone.sock"), token: "a".repeat(64) }));
+    const blocked = stderrSink();
+    expect(
+      await runToolGateHook({
+        stdin: Readable.from([JSON.stringify(hookInput)]),
+        env: { ...gone, FLOOT_GATE_REBIND_FILE: rebindFile },
+        stderr: blocked,
+        deadlineMs: 400,
+        rebindPollMs: 20,
+      }),
+    ).toBe(ToolGateHookExit.block);
+    expect(blocked.text()).toContain("cannot be reached");
+    expect(seen).toHaveLength(1);
   });
 
   test("as a process (dist/gate-hook.js): exit 0 when admitted, 2 with the reason when the daemon is gone", async () => {

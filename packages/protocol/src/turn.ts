@@ -166,6 +166,11 @@ export const TurnRecord = lazySchema(() =>
     conversationId: z.string().min(1).optional(),
     spawnMarker: SpawnMarker.optional(),
     process: CliProcess.optional(),
+    /**
+     * A CLI run through the keeper: where the line after its last journaled one starts in its stdout
+     * (journaled with that line's events); a daemon adopting the CLI reads on from there.
+     */
+    stdoutThrough: NonNegativeInt.optional(),
     error: TurnError.optional(),
     /** Number of committed events; the next event gets this index. */
     eventCount: NonNegativeInt,

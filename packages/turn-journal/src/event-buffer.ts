@@ -56,10 +56,10 @@ export class EventBuffer {
   }
 
   /** Buffers validated stream events of a live turn (see `JournalEvents.appendEvents`). */
-  append(turnId: string, events: readonly BackendEvent[]): void {
+  append(turnId: string, events: readonly BackendEvent[], through?: number): void {
     const known = this.#knownEffects(turnId);
     const admitted = this.#streamCut === undefined ? events : this.#hold(turnId, events, this.#streamCut);
-    this.#push(turnId, admitted, known);
+    this.#push(turnId, admitted, known, through);
   }
 
   /** Buffers the text held back for a turn, if any, as it is: the turn is about to change. */
@@ -130,7 +130,7 @@ export class EventBuffer {
    * buffered before it (`synchronous`); `backend.started`, a full batch or an old one at
    * `streamSynchronous`; otherwise the flush timer will.
    */
-  #push(turnId: string, events: readonly BackendEvent[], knownEffects: number): void {
+  #push(turnId: string, events: readonly BackendEvent[], knownEffects: number, through?: number): void {
     if (events.length === 0) return;
     let known = knownEffects;
     const now = this.#connection.clock.now();
@@ -143,6 +143,7 @@ export class EventBuffer {
       known |= bits;
       this.#pending.push({ turnId, at: now, event });
     }
+    if (through !== undefined) this.#pending[this.#pending.length - 1]!.through = through;
     this.#pendingEffects.set(turnId, known);
     this.#pendingSince ??= now;
     const full = this.#pending.length >= this.#batch.maxEvents;

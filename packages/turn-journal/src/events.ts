@@ -14,12 +14,16 @@ export class JournalEvents extends JournalArea {
   /**
    * Buffers stream events of a spawning, running or awaiting_secret turn. An event that proves a new
    * effect, or `backend.started`, commits at once with everything buffered before it; the rest commits
-   * when the batch is full or old enough. Only committed events are visible to readers.
+   * when the batch is full or old enough. Only committed events are visible to readers. `through`: a
+   * kept CLI's stdout position after the line they came from, committed with them (`stdoutThrough`).
    */
-  appendEvents(turnId: string, events: readonly BackendEvent[]): void {
+  appendEvents(turnId: string, events: readonly BackendEvent[], through?: number): void {
     if (events.length === 0) return;
     const valid = events.map((event, index) => parseInput(BackendEvent, event, `events[${index}]`));
-    this.buffer.append(turnId, valid);
+    if (through !== undefined && (!Number.isSafeInteger(through) || through < 0)) {
+      throw new JournalError("invalid_input", `through: must be a non-negative integer, got ${through}`);
+    }
+    this.buffer.append(turnId, valid, through);
   }
 
   /** Commits buffered events now. On failure they stay buffered and the error is thrown. */

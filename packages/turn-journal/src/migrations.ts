@@ -226,6 +226,11 @@ const migrations: readonly Migration[] = [
       ALTER TABLE secret_requests ADD COLUMN submitted_by TEXT;
     `,
   },
+  {
+    version: 8,
+    // A kept CLI's stdout position after its last journaled line, written with that line's events.
+    sql: "ALTER TABLE turns ADD COLUMN stdout_through INTEGER;",
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

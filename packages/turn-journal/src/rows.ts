@@ -44,6 +44,7 @@ export interface TurnRow {
   spawn_marker: string | null;
   pid: number | null;
   start_time: string | null;
+  stdout_through: number | null;
   error_code: string | null;
   error_message: string | null;
   event_count: number;
@@ -121,6 +122,7 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
     ...(row.spawn_marker !== null && { spawnMarker: row.spawn_marker }),
     ...(row.pid !== null &&
       row.start_time !== null && { process: { pid: row.pid, startTime: row.start_time } }),
+    ...(row.stdout_through !== null && { stdoutThrough: row.stdout_through }),
     ...(row.error_code !== null && { error: { code: row.error_code, message: row.error_message ?? "" } }),
     eventCount: row.event_count,
     createdAt: isoTime(row.created_at),

@@ -53,7 +53,9 @@ export interface TurnUpdate {
 /** What a batch of stream events needs of its turn: no join, no event count. */
 export type TurnState = Pick<TurnRow, "id" | "session_id" | "phase" | "effects">;
 
-export type TurnStreamUpdate = Pick<TurnUpdate, "id" | "effects" | "conversationId" | "now">;
+export type TurnStreamUpdate = Pick<TurnUpdate, "id" | "effects" | "conversationId" | "now"> & {
+  stdoutThrough: number | null;
+};
 
 /** The part of a prepared statement the journal uses, with its bind parameters and row type. */
 export interface Query<Parameters extends unknown[], Row = unknown> {
@@ -102,7 +104,7 @@ export function prepareStatements(db: Database) {
     // the turns' partial indexes, which cost more than the batch's own inserts.
     updateTurnStream: query<[TurnStreamUpdate]>(
       `UPDATE turns SET effects = @effects, conversation_id = coalesce(@conversationId, conversation_id),
-         updated_at = @now WHERE id = @id`,
+         stdout_through = coalesce(@stdoutThrough, stdout_through), updated_at = @now WHERE id = @id`,
     ),
     nextSeq: value<[string], number>("SELECT coalesce(max(seq), 0) + 1 FROM turns WHERE session_id = ?"),
     turn: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.id = ?`),

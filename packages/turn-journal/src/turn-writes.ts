@@ -35,6 +35,8 @@ export interface TurnChanges {
 export interface TimedEvent {
   at: number;
   event: TurnEvent;
+  /** A kept CLI's stdout position after the line this event came from. */
+  through?: number;
 }
 
 /**
@@ -163,10 +165,13 @@ export class TurnWrites {
   writeStream(turn: TurnState, pending: readonly TimedEvent[]): void {
     const { sql, clock } = this.#connection;
     const written = this.#writeEvents(turn.id, pending);
+    let stdoutThrough: number | null = null;
+    for (const { through } of pending) if (through !== undefined) stdoutThrough = through;
     sql.updateTurnStream.run({
       id: turn.id,
       effects: turn.effects | written.effects,
       conversationId: written.conversationId ?? null,
+      stdoutThrough,
       now: clock.now(),
     });
     if (written.conversationId !== undefined) {

@@ -2,7 +2,11 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defaultSpawnerScriptPath, startSpawnerProcess } from "@bridgeworks/backend-adapters";
+import {
+  defaultKeeperScriptPath,
+  defaultSpawnerScriptPath,
+  startSpawnerProcess,
+} from "@bridgeworks/backend-adapters";
 import {
   type BridgeGeneration,
   defaultGateHookScriptPath,
@@ -30,6 +34,7 @@ import {
 import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createDecisionActors } from "./http/decision-actor.js";
 import { journalMasking } from "./journal-masking.js";
+import { connectTheKeeper, rebindDirName } from "./keeper-link.js";
 import { createPeerProcessLookup } from "./peer-process.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
@@ -44,6 +49,7 @@ import { type DaemonSettings, readDaemonSettings } from "./settings.js";
 import { acquireStateLock, type StateLock } from "./state-lock.js";
 import { createToolGate } from "./tool-gate.js";
 import { diagnosticsTrace, type Trace } from "./trace.js";
+import { adoptableTurns } from "./turn-adoption.js";
 import { confinementOf } from "./turn-confinement.js";
 import { TurnCoordinator } from "./turn-coordinator.js";
 import { createTurnMounts } from "./turn-mounts.js";
@@ -65,6 +71,8 @@ export interface DaemonOptions {
   gateHookScript?: string;
   /** Where the CLI spawner is; default: `spawner.mjs` beside the bundle, else backend-adapters'. */
   spawnerScript?: string;
+  /** Where the CLI keeper is; default: `keeper.mjs` beside the bundle, else backend-adapters'. */
+  keeperScript?: string;
   /** Default: trace points on `node:diagnostics_channel` (see trace.ts). */
   trace?: Trace;
   /** The web UI's static files, when installed. */
@@ -165,6 +173,8 @@ async function startLocked(
   const vault = new SecretVault(join(runtimeDir, secretsDirName), randomUUID);
   await vault.open();
   cleanups.push(() => vault.close());
+  const keeper = await connectTheKeeper(runtime, options.keeperScript ?? besideBundle("keeper.mjs"), logger);
+  cleanups.push(() => keeper.close());
 
   // A confined turn's commands reach neither the state dir nor any runtime dir of the daemon's.
   const confinementPlaces = {
@@ -172,7 +182,11 @@ async function startLocked(
     runtimeRoot: runtime.replaced ? runtimeDir : dirname(runtimeDir),
   };
   const trace = options.trace ?? diagnosticsTrace();
-  const recovery = await recoverTurns(journal, logger, { trace });
+  const kept = await adoptableTurns(keeper.client(), journal.turns, logger);
+  const recovery = await recoverTurns(journal, logger, {
+    trace,
+    kept: new Set(kept.map(({ turn }) => turn.id)),
+  });
   // FULL: its fsync also makes recovery's commits durable, before any turn runs.
   const generation = journal.maintenance.bumpGeneration();
 
@@ -225,6 +239,7 @@ async function startLocked(
       holdMs: settings.cliStartHoldMs,
     }),
     trace,
+    keeper: () => keeper.client(),
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
     confine: async (session, workspace, turnId) =>
@@ -241,6 +256,7 @@ async function startLocked(
       shim: { node: process.execPath, script: options.shimScript ?? besideBundle("shim.mjs") },
       gateHook: options.gateHookScript ?? besideBundle("gate-hook.mjs"),
       gateDeadlineMs: settings.gateTimeoutMs,
+      ...(keeper.client() !== undefined && { rebindDir: join(runtimeDir, rebindDirName) }),
     }),
   });
   const running = coordinator;
@@ -277,6 +293,7 @@ async function startLocked(
   );
   cleanups.push(() => api.close());
 
+  for (const { turn, process, through } of kept) coordinator.adopt(turn, process, through);
   coordinator.resume(recovery.outcomes.map((outcome) => outcome.turn.sessionId));
 
   const daemonFile: FlootDaemonFile = {
@@ -295,6 +312,7 @@ async function startLocked(
     generation,
     removedGenerations: bridge.removedGenerations.join(","),
     fenced: recovery.fenced.length,
+    adopted: kept.length,
     lock: lock.path,
   });
   spawner.start();
@@ -314,9 +332,10 @@ async function startLocked(
 }
 
 /** A helper program bundled beside the daemon, else the one its package builds. */
-function besideBundle(name: "shim.mjs" | "gate-hook.mjs" | "spawner.mjs"): string {
+function besideBundle(name: "shim.mjs" | "gate-hook.mjs" | "spawner.mjs" | "keeper.mjs"): string {
   const beside = join(dirname(fileURLToPath(import.meta.url)), name);
   if (existsSync(beside)) return beside;
   if (name === "spawner.mjs") return defaultSpawnerScriptPath();
+  if (name === "keeper.mjs") return defaultKeeperScriptPath();
   return name === "shim.mjs" ? defaultShimScriptPath() : defaultGateHookScriptPath();
 }

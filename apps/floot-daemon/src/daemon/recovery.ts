@@ -35,6 +35,8 @@ export interface RecoveryDeps {
   fence?: (process: CliProcess) => Promise<FenceOutcome>;
   findProcessesBySpawnMarker?: (markers: readonly string[]) => Map<string, CliProcess[]>;
   trace?: Trace;
+  /** Turns whose CLI the keeper kept (turn-adoption.ts): they go on, neither fenced nor decided on. */
+  kept?: ReadonlySet<string>;
 }
 
 /**
@@ -56,7 +58,8 @@ export async function recoverTurns(
 ): Promise<RecoveryReport> {
   const fence = deps.fence ?? ((process) => fenceProcess(process));
   const findByMarker = deps.findProcessesBySpawnMarker ?? findProcessesBySpawnMarker;
-  const unfinished = journal.turns.listNonTerminalTurns();
+  const kept = deps.kept ?? new Set<string>();
+  const unfinished = journal.turns.listNonTerminalTurns().filter((turn) => !kept.has(turn.id));
   const fenced: FencedProcess[] = [];
   const fenceOne = async (turnId: string, process: CliProcess, foundBy: FencedProcess["foundBy"]) => {
     const outcome = await fence(process);

@@ -5,6 +5,7 @@ import { basename, dirname, join } from "node:path";
 import { type RunDirRule, resolveRunDir } from "@bridgeworks/control-channel";
 import { xdgRuntimeDir } from "@bridgeworks/runtime";
 import { currentUid, ensurePrivateDir, PrivateDirError, privateDirProblem } from "../private-dir.js";
+import { keeperFileNames } from "./keeper-link.js";
 
 /**
  * Where credential files and the API socket go: on a tmpfs when there is one, never under the state dir.
@@ -62,7 +63,11 @@ export function removeDeadDaemonFiles(
   previousSocket: string | undefined,
   uid = currentUid(),
 ): void {
-  for (const name of readdirSync(current)) rmSync(join(current, name), { recursive: true, force: true });
+  for (const name of readdirSync(current)) {
+    // The keeper outlives daemons: its socket, key and spools are its own until it exits.
+    if ((keeperFileNames as readonly string[]).includes(name)) continue;
+    rmSync(join(current, name), { recursive: true, force: true });
+  }
   if (previousSocket === undefined) return;
   const previous = dirname(previousSocket);
   if (previous === current || privateDirProblem(previous, uid) !== undefined) return;

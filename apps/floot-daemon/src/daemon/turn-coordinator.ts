@@ -2,10 +2,12 @@ import {
   type BackendAdapter,
   type CliSpawner,
   type ConfinementSpec,
+  type KeeperClient,
   TurnErrorCode,
   type TurnOutcome,
 } from "@bridgeworks/backend-adapters";
 import {
+  type CliProcess,
   isActiveTurnPhase,
   isTerminalTurnPhase,
   type SessionRecord,
@@ -51,6 +53,8 @@ export interface TurnCoordinatorOptions {
   spawner: CliSpawner;
   /** How many CLIs start at once; a turn waits for a slot, still `accepted`. */
   startSlots: CliStartSlots;
+  /** The state dir's keeper while connected: CLIs it starts outlive this daemon (keeper-link.ts). */
+  keeper?: () => KeeperClient | undefined;
   trace?: Trace;
 }
 
@@ -88,12 +92,26 @@ export class TurnCoordinator {
     let turn = session.activeTurnId !== undefined ? journal.turns.getTurn(session.activeTurnId) : undefined;
     if (!turn) turn = journal.turns.promoteNextTurn(sessionId);
     if (turn?.phase !== "accepted" || this.#live.has(turn.id)) return;
+    this.#launch(turn);
+  }
+
+  /**
+   * At start, before any kick: goes on with a turn whose CLI the keeper kept across the restart,
+   * attached to again and read on from `through` (its journaled stdout position).
+   */
+  adopt(turn: TurnRecord, process: CliProcess, through: number): void {
+    if (this.#stopping || this.#live.has(turn.id)) return;
+    this.#launch(turn, { process, through });
+  }
+
+  #launch(turn: TurnRecord, adopt?: { process: CliProcess; through: number }): void {
     const run = new TurnRun(turn, {
       ...this.#options,
+      keeper: this.#options.keeper ?? (() => undefined),
       trace: this.#trace,
       record: (turnId, outcome) => this.#end(turnId, outcome),
     });
-    const done = this.#runToEnd(run).catch((error: unknown) => {
+    const done = this.#runToEnd(run, adopt).catch((error: unknown) => {
       this.#options.logger.error("turn bookkeeping failed", {
         turn: run.turn.id,
         error: describeError(error),
@@ -154,18 +172,21 @@ export class TurnCoordinator {
     return cancelled;
   }
 
-  /** Ends every CLI this daemon runs and journals nothing more: the next start recovers their turns. */
+  /**
+   * Journals nothing more: a CLI the keeper runs is left running (the next start adopts it), every
+   * other is ended (the next start recovers its turn).
+   */
   async shutdown(): Promise<void> {
     this.#stopping = true;
     const live = [...this.#live.values()];
-    for (const { run } of live) run.dispatch({ type: "shutdown" });
+    for (const { run } of live) run.dispatch({ type: run.kept ? "detach" : "shutdown" });
     await Promise.all(live.map(({ done }) => done));
   }
 
   /** One turn's run, then what its end frees: its requests, its place here, the session's next turn. */
-  async #runToEnd(run: TurnRun): Promise<void> {
+  async #runToEnd(run: TurnRun, adopt?: { process: CliProcess; through: number }): Promise<void> {
     try {
-      await run.run();
+      await run.run(adopt);
     } finally {
       this.#options.secrets.releaseTurn(run.turn.id);
       this.#options.permissions.releaseTurn(run.turn.id);

@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import {
   type BridgeGeneration,
+  gateRebindFileEnvVar,
   mintTurnMount,
   type ShimCommand,
   shimSocketEnvVar,
@@ -10,7 +11,7 @@ import {
   type TurnTokenRegistry,
 } from "@bridgeworks/control-channel";
 import type { TurnContext } from "./secret-broker.js";
-import type { TurnMounts } from "./turn-run.js";
+import type { TurnMount, TurnMounts } from "./turn-run.js";
 
 export interface TurnMountsInput {
   bridge: BridgeGeneration<TurnContext>;
@@ -21,38 +22,76 @@ export interface TurnMountsInput {
   shim: ShimCommand;
   gateHook: string;
   gateDeadlineMs: number;
+  /** The daemon's runtime dir's `rebind/`, when a later daemon can adopt its turns (a keeper runs). */
+  rebindDir?: string;
 }
 
 /**
  * What each turn's CLI gets to reach the daemon: the MCP mount (its token in a 0600 file the shim
  * removes once read) and the gate hook (the same socket, its own token in the CLI's environment,
- * which every command the agent runs inherits). Releasing revokes both and closes their connections.
+ * which every command the agent runs inherits). With a `rebindDir`, both also name the turn's rebind
+ * files there: a daemon that adopts the turn after a restart (`adopt`) writes its socket and fresh
+ * tokens into them, so the shim reconnects and the gate hook reaches it. Releasing revokes the
+ * tokens, removes the files and closes their connections.
  */
 export function createTurnMounts(input: TurnMountsInput): TurnMounts {
-  const { bridge, tokens, gateTokens, shim } = input;
-  return {
-    mount(context) {
-      const token = tokens.issue(context);
-      const gateToken = gateTokens.issue(context);
-      const socketPath = bridge.server.socketPath;
-      const tokenFile = join(dirname(socketPath), `${randomUUID()}.token`);
-      writeFileSync(tokenFile, token, { mode: 0o600, flag: "wx" });
-      const mount = mintTurnMount({ socketPath, token, tokenFile, shimCommand: shim });
-      return {
-        mount,
-        gate: {
-          command: process.execPath,
-          args: [input.gateHook],
-          env: { [shimSocketEnvVar]: socketPath, [shimTokenEnvVar]: gateToken },
-          deadlineMs: input.gateDeadlineMs,
+  const { bridge, tokens, gateTokens, shim, rebindDir } = input;
+  const rebindFiles = (turnId: string) =>
+    rebindDir === undefined
+      ? undefined
+      : { mcp: join(rebindDir, `${turnId}.mcp`), gate: join(rebindDir, `${turnId}.gate`) };
+  const mountFor = (context: TurnContext, adopted: boolean): TurnMount => {
+    const token = tokens.issue(context);
+    const gateToken = gateTokens.issue(context);
+    const socketPath = bridge.server.socketPath;
+    const tokenFile = join(dirname(socketPath), `${randomUUID()}.token`);
+    writeFileSync(tokenFile, token, { mode: 0o600, flag: "wx" });
+    const rebind = rebindFiles(context.turnId);
+    if (adopted && rebind !== undefined) {
+      mkdirSync(rebindDir!, { recursive: true, mode: 0o700 });
+      writeAtomically(rebind.gate, JSON.stringify({ socket: socketPath, token: gateToken }));
+      writeAtomically(rebind.mcp, JSON.stringify({ socket: socketPath, token }));
+    }
+    const mount = mintTurnMount({
+      socketPath,
+      token,
+      tokenFile,
+      shimCommand: shim,
+      ...(rebind !== undefined && { rebindFile: rebind.mcp }),
+    });
+    return {
+      mount,
+      gate: {
+        command: process.execPath,
+        args: [input.gateHook],
+        env: {
+          [shimSocketEnvVar]: socketPath,
+          [shimTokenEnvVar]: gateToken,
+          ...(rebind !== undefined && { [gateRebindFileEnvVar]: rebind.gate }),
         },
-        release() {
-          tokens.revoke(token);
-          gateTokens.revoke(gateToken);
-          rmSync(tokenFile, { force: true });
-          bridge.server.closeConnectionsOf(context);
-        },
-      };
-    },
+        deadlineMs: input.gateDeadlineMs,
+      },
+      release() {
+        tokens.revoke(token);
+        gateTokens.revoke(gateToken);
+        rmSync(tokenFile, { force: true });
+        if (rebind !== undefined) {
+          rmSync(rebind.mcp, { force: true });
+          rmSync(rebind.gate, { force: true });
+        }
+        bridge.server.closeConnectionsOf(context);
+      },
+    };
   };
+  return {
+    mount: (context) => mountFor(context, false),
+    adopt: (context) => mountFor(context, true),
+  };
+}
+
+/** 0600, whole or not at all: a reader sees no file or all of it. */
+function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.${randomUUID()}.tmp`;
+  writeFileSync(temp, text, { mode: 0o600, flag: "wx" });
+  renameSync(temp, path);
 }

@@ -11,7 +11,11 @@ import type { TurnError } from "@bridgeworks/protocol";
  * - `running`: its CLI runs.
  * - `cancelling`: a cancel asked its CLI to stop; its end is recorded as cancelled.
  * - `ended`: its end is recorded (or was, by a cancel before its CLI ran).
- * - `left`: the daemon shut down under it: nothing more is recorded (the next start recovers it).
+ * - `left`: the daemon shut down under it: nothing more is recorded (the next start adopts its CLI
+ *   from the keeper, or recovers it).
+ *
+ * A CLI an earlier daemon left to the keeper is `adopted`: from `preparing` straight to `running`. A
+ * `detach` (the daemon stops, leaving kept CLIs running) leaves a running turn without stopping it.
  */
 export type TurnRunState =
   | { kind: "preparing" }
@@ -33,7 +37,12 @@ export type TurnRunEvent =
   /** Its CLI exited, with the outcome its adapter read. */
   | { type: "exited"; outcome: TurnOutcome }
   | { type: "cancel" }
-  | { type: "shutdown" };
+  /** The daemon stops: every CLI is stopped. */
+  | { type: "shutdown" }
+  /** The daemon stops, leaving a kept CLI running to its keeper. */
+  | { type: "detach" }
+  /** Its CLI, kept across a restart, was attached to again. */
+  | { type: "adopted" };
 
 export type TurnRunEventType = TurnRunEvent["type"];
 
@@ -44,7 +53,9 @@ export type TurnRunEffect =
   /** Ask its CLI to stop (TERM, then KILL after `graceMs`). */
   | { type: "stop_cli"; graceMs?: number }
   /** End its wait for a start slot. */
-  | { type: "stop_waiting" };
+  | { type: "stop_waiting" }
+  /** Stop reading its kept CLI, leaving it running. */
+  | { type: "detach_cli" };
 
 export interface TurnRunTransition {
   state: TurnRunState;
@@ -80,7 +91,10 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
         case "cancel":
           return to("ended", { type: "record", outcome: cancelled });
         case "shutdown":
+        case "detach":
           return to("left");
+        case "adopted":
+          return to("running");
         default:
           return stay;
       }
@@ -93,6 +107,7 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
         case "cancel":
           return to("ended", { type: "stop_waiting" }, { type: "record", outcome: cancelled });
         case "shutdown":
+        case "detach":
           return to("left", { type: "stop_waiting" });
         default:
           return stay;
@@ -109,6 +124,7 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
         case "exited":
           return to("ended", { type: "record", outcome: event.outcome });
         case "shutdown":
+        case "detach":
           return to("left");
         default:
           return stay;
@@ -123,6 +139,8 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
           return to("cancelling", { type: "stop_cli" });
         case "shutdown":
           return to("left", { type: "stop_cli", graceMs: shutdownGraceMs });
+        case "detach":
+          return to("left", { type: "detach_cli" });
         default:
           return stay;
       }
@@ -131,7 +149,9 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
         case "exited":
         case "failed":
           return to("ended", { type: "record", outcome: cancelled });
+        // A cancel under way is finished before the daemon goes: the next reads how the CLI ended.
         case "shutdown":
+        case "detach":
           return to("left", { type: "stop_cli", graceMs: shutdownGraceMs });
         default:
           return stay;

@@ -1,9 +1,11 @@
 import {
   type BackendAdapter,
+  type CliProcessDeps,
   type CliSpawner,
   CliStartError,
   type ConfinementSpec,
   type ConversationRef,
+  type KeeperClient,
   type McpMount,
   mintSpawnMarker,
   type RunningTurn,
@@ -11,7 +13,7 @@ import {
   type ToolGateSpec,
   type TurnOutcome,
 } from "@bridgeworks/backend-adapters";
-import type { SessionRecord, TurnError, TurnRecord } from "@bridgeworks/protocol";
+import type { CliProcess, SessionRecord, TurnError, TurnRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import type { JournalEvents, JournalSessions, JournalTurns } from "@bridgeworks/turn-journal";
 import type { CliStartSlots, StartSlot } from "./cli-start-slots.js";
@@ -35,6 +37,8 @@ export interface TurnMount {
 export interface TurnMounts {
   /** A fresh token on the current generation's socket, for the turn's MCP server and its gate. */
   mount(context: TurnContext): TurnMount;
+  /** The same for a turn whose CLI an earlier daemon started: handed to its shim and hooks to rebind. */
+  adopt(context: TurnContext): TurnMount;
 }
 
 /** What a turn's run uses of the journal: its session, its phases and its CLI's stream. */
@@ -53,6 +57,8 @@ export interface TurnRunDeps {
   confine(session: SessionRecord, workspace: string, turnId: string): Promise<ConfinementSpec | undefined>;
   startSlots: CliStartSlots;
   spawner: CliSpawner;
+  /** The state dir's keeper while it is connected: a CLI it starts outlives this daemon. */
+  keeper(): KeeperClient | undefined;
   logger: Logger;
   toolTimeoutMs: number;
   cliNice: number;
@@ -79,6 +85,8 @@ export class TurnRun {
   #stopping: Promise<unknown> | undefined;
   effectFreeTools: ReadonlySet<string> | undefined;
   spawnMarker: string | undefined;
+  /** Whether its CLI is the keeper's (a daemon that stops leaves it running). */
+  kept = false;
   place: { workspace: string; confinement: ConfinementSpec | undefined } | undefined;
 
   constructor(turn: TurnRecord, deps: TurnRunDeps) {
@@ -99,8 +107,12 @@ export class TurnRun {
     const { state, effects } = nextTurnRunState(this.#state, event);
     this.#state = state;
     for (const effect of effects) {
-      if (effect.type === "record") this.#deps.record(this.turn.id, effect.outcome);
-      else if (effect.type === "stop_waiting") this.#stopWaiting.abort();
+      if (effect.type === "record") {
+        this.#deps.record(this.turn.id, effect.outcome);
+        // Its end is journaled: the keeper may forget the CLI and its spool.
+        this.#running?.release?.();
+      } else if (effect.type === "stop_waiting") this.#stopWaiting.abort();
+      else if (effect.type === "detach_cli") this.#running?.detach?.();
       else if (this.#running) this.#stopping = this.#running.stop(effect.graceMs).catch(() => {});
     }
   }
@@ -110,8 +122,12 @@ export class TurnRun {
     await this.#stopping;
   }
 
-  /** The run's steps; resolves when the turn is over here (ended, or left to the next start). */
-  async run(): Promise<void> {
+  /**
+   * The run's steps; resolves when the turn is over here (ended, or left to the next start). With
+   * `adopt`, its CLI runs already, kept by the keeper since an earlier daemon: it is attached to
+   * again, its journaled lines read (not journaled) again up to `through`.
+   */
+  async run(adopt?: { process: CliProcess; through: number }): Promise<void> {
     const { journal } = this.#deps;
     const context: TurnContext = { turnId: this.turn.id, sessionId: this.turn.sessionId };
     let mount: TurnMount | undefined;
@@ -121,10 +137,17 @@ export class TurnRun {
       this.effectFreeTools = new Set(
         effectFreeToolsOf(session.backend, this.#deps.sessions.options(session.id)),
       );
-      mount = this.#deps.mounts.mount(context);
+      mount = adopt === undefined ? this.#deps.mounts.mount(context) : this.#deps.mounts.adopt(context);
       const workspace = await this.#provision(session);
       const confinement = await this.#deps.confine(session, workspace, this.turn.id);
       this.place = { workspace, confinement };
+      if (adopt !== undefined) {
+        await this.#adopt(session, workspace, mount, confinement, adopt);
+        if (isOver(this.#state)) return;
+        const result = await this.#running!.result;
+        this.dispatch({ type: "exited", outcome: result.outcome });
+        return;
+      }
       this.#deps.trace("turn:starting", { turnId: this.turn.id });
       this.dispatch({ type: "prepared" });
       if (isOver(this.#state)) return;
@@ -162,19 +185,7 @@ export class TurnRun {
   ): Promise<void> {
     const { journal, trace } = this.#deps;
     const turn = this.turn;
-    const prepared = this.#deps.adapterFor(session).prepareTurn({
-      prompt: turn.input.prompt,
-      cwd: workspace,
-      ...this.#conversationOf(session),
-      mcp: {
-        mount: mount.mount,
-        tools: flootToolNames,
-        toolTimeoutMs: this.#deps.toolTimeoutMs,
-        permissionPromptTool: permissionPromptToolName,
-      },
-      gate: mount.gate,
-      ...(confinement !== undefined && { confinement }),
-    });
+    const prepared = this.#prepare(session, workspace, mount, confinement);
     // Journaled before the process exists: Claude's conversation id is the daemon's, and the marker
     // lets the next start find the CLI should this daemon die before its pid is journaled.
     const spawnMarker = mintSpawnMarker();
@@ -194,13 +205,13 @@ export class TurnRun {
           journal.turns.transition(turn.id, { phase: "running", process: identity });
           trace("turn:running", { turnId: turn.id, pid: identity.pid });
         },
-        onEvent: (event) => {
+        onEvent: (event, through) => {
           firstEvent();
-          journal.events.appendEvents(turn.id, [markEffectFree(event, effectFree)]);
+          journal.events.appendEvents(turn.id, [markEffectFree(event, effectFree)], through);
           trace("turn:event", { turnId: turn.id, type: event.type });
         },
       },
-      { spawner: this.#deps.spawner },
+      this.#cliDeps(),
     );
     this.#running = await starting;
     this.#deps.logger.info("turn spawned", {
@@ -209,6 +220,67 @@ export class TurnRun {
       pid: this.#running.identity.pid,
     });
     this.dispatch({ type: "spawned" });
+  }
+
+  /** Attaches to the CLI the keeper kept for this turn, and reads on where the journal ends. */
+  async #adopt(
+    session: SessionRecord,
+    workspace: string,
+    mount: TurnMount,
+    confinement: ConfinementSpec | undefined,
+    adopt: { process: CliProcess; through: number },
+  ): Promise<void> {
+    const keeper = this.#deps.keeper();
+    if (keeper === undefined) throw new Error("the keeper went away before its CLI was adopted");
+    const prepared = this.#prepare(session, workspace, mount, confinement);
+    const effectFree = this.effectFreeTools ?? new Set<string>();
+    this.spawnMarker = this.turn.spawnMarker;
+    this.kept = true;
+    this.#running = await runTurn(
+      prepared,
+      {
+        onEvent: (event, through) => {
+          this.#deps.journal.events.appendEvents(this.turn.id, [markEffectFree(event, effectFree)], through);
+          this.#deps.trace("turn:event", { turnId: this.turn.id, type: event.type });
+        },
+      },
+      { kept: { keeper, id: this.turn.id, adopt: { identity: adopt.process, through: adopt.through } } },
+    );
+    this.#deps.logger.info("turn adopted from the keeper", {
+      turn: this.turn.id,
+      pid: adopt.process.pid,
+      through: adopt.through,
+    });
+    this.dispatch({ type: "adopted" });
+  }
+
+  /** Through the keeper while it is there (the CLI outlives this daemon), else the spawner. */
+  #cliDeps(): CliProcessDeps {
+    const keeper = this.#deps.keeper();
+    if (keeper === undefined) return { spawner: this.#deps.spawner };
+    this.kept = true;
+    return { kept: { keeper, id: this.turn.id } };
+  }
+
+  #prepare(
+    session: SessionRecord,
+    workspace: string,
+    mount: TurnMount,
+    confinement: ConfinementSpec | undefined,
+  ) {
+    return this.#deps.adapterFor(session).prepareTurn({
+      prompt: this.turn.input.prompt,
+      cwd: workspace,
+      ...this.#conversationOf(session),
+      mcp: {
+        mount: mount.mount,
+        tools: flootToolNames,
+        toolTimeoutMs: this.#deps.toolTimeoutMs,
+        permissionPromptTool: permissionPromptToolName,
+      },
+      gate: mount.gate,
+      ...(confinement !== undefined && { confinement }),
+    });
   }
 
   /** A session's workspace is made at its first turn and made again whenever it is found missing. */
