@@ -95,12 +95,8 @@ export interface RetireOptions {
   successor?: AgentIdentity | undefined;
 }
 
-/**
- * The bee board. Every change gives the changed record the next board position (`seq`), so a cursor
- * is a position in change order and a page holds the records whose latest change is after it.
- * Refusals are `BoardError`s; a bad argument names itself in `argument`.
- */
-export interface Board {
+/** Actions: posted, read, listed, claimed, completed and cancelled (`core/actions.ts`). */
+export interface BoardActions {
   /** Posts an open action. An agent sender must be active. */
   post(draft: ActionDraft): Promise<OpenAction>;
 
@@ -108,17 +104,6 @@ export interface Board {
 
   /** Records changed after `cursor`, oldest change first, and the cursor to resume after them. */
   list(options?: ListOptions): Promise<ActionPage>;
-
-  /**
-   * Waits until actions `agent` can claim (open, addressed to its name or `*`) exist after `cursor`.
-   * Returns them with the cursor after them, or on timeout `{records: [], cursor}` where the cursor
-   * may have moved past records the caller cannot claim.
-   */
-  waitForClaimable(
-    agent: AgentIdentity,
-    cursor: Cursor | undefined,
-    options: WaitOptions,
-  ): Promise<ActionPage>;
 
   /** Atomic compare-and-set from open to claimed. */
   claim(agent: AgentIdentity, id: ActionId): Promise<ClaimOutcome>;
@@ -144,7 +129,10 @@ export interface Board {
 
   /** The poster (any identity of the posting agent) or a human cancels an open or claimed action. */
   cancel(by: ActionSender, id: ActionId, reason?: string): Promise<CancelledAction>;
+}
 
+/** Approvals: actions only their deciders decide, never claimed (`core/approvals.ts`). */
+export interface BoardApprovals {
   /** Posts an approval: an open action of kind `approval` that only `deciders` may decide. */
   requestApproval(request: ApprovalRequest): Promise<OpenAction>;
 
@@ -153,6 +141,20 @@ export interface Board {
    * approval's deciders do not name is refused `not_permitted`.
    */
   decide(by: ActionSender, id: ActionId, decision: ApprovalDecision, reason?: string): Promise<DecideOutcome>;
+}
+
+/** Waits: bounded long polls that return as soon as the board changes (`core/waits.ts`). */
+export interface BoardWaits {
+  /**
+   * Waits until actions `agent` can claim (open, addressed to its name or `*`) exist after `cursor`.
+   * Returns them with the cursor after them, or on timeout `{records: [], cursor}` where the cursor
+   * may have moved past records the caller cannot claim.
+   */
+  waitForClaimable(
+    agent: AgentIdentity,
+    cursor: Cursor | undefined,
+    options: WaitOptions,
+  ): Promise<ActionPage>;
 
   /**
    * Waits until the action is `claimed` (or past it) or `completed` (closed in any way), sweeping
@@ -166,7 +168,10 @@ export interface Board {
    * is given), sweeping lapsed leases as they lapse: a live view's next step.
    */
   waitForChanges(cursor: Cursor | undefined, options: ChangesWaitOptions): Promise<BoardChanges>;
+}
 
+/** Identities, their leases and the board's shared settings (`core/agents.ts`). */
+export interface BoardAgents {
   /** Mints a fresh identity for `name` and records it active. */
   register(name: AgentName, options?: RegisterOptions): Promise<ActiveAgent>;
 
@@ -190,7 +195,15 @@ export interface Board {
 
   /** Changes the board's shared settings (a new lease TTL applies from each identity's next renewal). */
   configure(settings: Partial<BoardSettings>): Promise<BoardSettings>;
+}
 
+/**
+ * The bee board. Every change gives the changed record the next board position (`seq`), so a cursor
+ * is a position in change order and a page holds the records whose latest change is after it.
+ * Refusals are `BoardError`s; a bad argument names itself in `argument`. Its methods come by area,
+ * one interface each, so a caller that needs one area can ask for just that.
+ */
+export interface Board extends BoardActions, BoardApprovals, BoardWaits, BoardAgents {
   /** Rejects pending waits with `closed` and releases every handle. Idempotent. */
   close(): Promise<void>;
 }

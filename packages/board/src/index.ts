@@ -1,4 +1,14 @@
-export type { Board, BoardDeps, ListOptions, RetireOptions, WaitOptions } from "./board.js";
+export type {
+  Board,
+  BoardActions,
+  BoardAgents,
+  BoardApprovals,
+  BoardDeps,
+  BoardWaits,
+  ListOptions,
+  RetireOptions,
+  WaitOptions,
+} from "./board.js";
 export { BoardError, RetireIncompleteError } from "./errors.js";
 export { isPostgresLocation, redactBoardLocation, resolveBoardLocation } from "./location.js";
 export {

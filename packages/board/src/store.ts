@@ -105,21 +105,29 @@ export interface StoreSettings {
 }
 
 /**
- * The questions every store answers in its own SQL, one method per question; no decisions live in
- * a store. Every change takes the next board position. Each write is one statement that checks
- * everything it depends on (a compare-and-set), so the core runs it as a transaction of its own; a
- * write that finds nothing to change answers undefined, and the core reads afterwards to say why.
- * Lease times are the store's own clock (SQLite: the machine's; PostgreSQL: the server's), so every
- * process of a board agrees on them; an identity counts as active only while its lease holds.
+ * The questions every store answers in its own SQL, one method per question, by area; no decisions
+ * live in a store. Every change takes the next board position. Each write is one statement that
+ * checks everything it depends on (a compare-and-set), so the core runs it as a transaction of its
+ * own; a write that finds nothing to change answers undefined, and the core reads afterwards to say
+ * why. Lease times are the store's own clock (SQLite: the machine's; PostgreSQL: the server's), so
+ * every process of a board agrees on them; an identity counts as active only while its lease holds.
  */
 export interface Store {
-  /** Inserts unless the sender is an agent identity that is not active, or the minted id is taken. */
-  insertAction(action: NewAction): Awaitable<ActionRow | undefined>;
-  action(id: string): Awaitable<ActionRow | undefined>;
+  readonly actions: ActionStore;
+  readonly agents: AgentStore;
   /** The action, the identity and the head, in one snapshot, for the reads that explain a refusal. */
   lookup(request: LookupRequest): Awaitable<Lookup>;
+  settings(): Awaitable<StoreSettings>;
+  setLeaseTtl(leaseTtlMs: number): Awaitable<StoreSettings>;
+}
+
+/** Actions and approvals (an approval is an action of kind `approval`): their rows and their compare-and-sets. */
+export interface ActionStore {
+  /** Inserts unless the sender is an agent identity that is not active, or the minted id is taken. */
+  insert(action: NewAction): Awaitable<ActionRow | undefined>;
+  get(id: string): Awaitable<ActionRow | undefined>;
   /** Records changed after `after`, oldest change first, and the head, in one snapshot. */
-  actionsAfter(after: number, limit: number): Awaitable<ScanRows>;
+  changedAfter(after: number, limit: number): Awaitable<ScanRows>;
   /** Open actions addressed to `name` or `*` after `after`, and the head, in one snapshot. */
   claimableAfter(name: string, after: number, limit: number): Awaitable<ScanRows>;
   /**
@@ -135,20 +143,22 @@ export interface Store {
   cancel(request: CancelRequest): Awaitable<ActionRow | undefined>;
   /** Decides an open approval for a decider it names (an agent decider must be active). */
   decide(request: DecideRequest): Awaitable<ActionRow | undefined>;
+}
+
+/** Identities and their leases. */
+export interface AgentStore {
   /** Inserts unless the minted identity is taken (then undefined: mint again). */
-  insertAgent(agent: NewAgent): Awaitable<AgentRow | undefined>;
+  insert(agent: NewAgent): Awaitable<AgentRow | undefined>;
   /** Extends an active identity's lease by the board's TTL; undefined when it is not active or has lapsed. */
   renewLease(identity: string): Awaitable<AgentRow | undefined>;
   /** Every identity, in registration order. */
-  agents(): Awaitable<AgentRow[]>;
+  all(): Awaitable<AgentRow[]>;
   /**
    * Ends an active identity and returns its claims to open, each at a new position so waiters
    * whose cursors are past the old one see it again, and withdraws the approvals it asked for.
    * Undefined when the identity was not active.
    */
-  endAgent(request: EndAgentRequest): Awaitable<({ agent: AgentRow } & Released) | undefined>;
-  /** Ends (as `expired`) every active identity whose lease lapsed, as `endAgent` does. */
+  end(request: EndAgentRequest): Awaitable<({ agent: AgentRow } & Released) | undefined>;
+  /** Ends (as `expired`) every active identity whose lease lapsed, as `end` does. */
   expireLeases(now: number): Awaitable<{ expired: string[] } & Released>;
-  settings(): Awaitable<StoreSettings>;
-  setLeaseTtl(leaseTtlMs: number): Awaitable<StoreSettings>;
 }

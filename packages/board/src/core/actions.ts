@@ -17,13 +17,26 @@ import {
   parseAgentIdentity,
 } from "@bridgeworks/protocol";
 import { parseArgument, parseIntegerArgument } from "../arguments.js";
-import type { CompleteOptions, ListOptions } from "../board.js";
+import type { BoardActions, CompleteOptions, ListOptions } from "../board.js";
 import { argumentError, BoardError } from "../errors.js";
 import { actionFromRow } from "../rows.js";
 import { describeSender, listLimit, mintAttempts, requireObject } from "../rules.js";
 import type { NewAction } from "../store.js";
 import { actionNotFound, leaseLapsed, requireAction, requireActive } from "./checks.js";
 import type { CoreContext } from "./context.js";
+
+/** The board's actions area over `core`. */
+export function actionsArea(core: CoreContext): BoardActions {
+  return {
+    post: (draft) => post(core, draft),
+    get: (id) => get(core, id),
+    list: (options) => list(core, options),
+    claim: (agent, id) => claim(core, agent, id),
+    claimNext: (agent) => claimNext(core, agent),
+    complete: (agent, id, result, options) => complete(core, agent, id, result, options),
+    cancel: (by, id, reason) => cancel(core, by, id, reason),
+  };
+}
 
 /** The kind only `requestApproval` posts; approvals are decided, never claimed. */
 export const approvalKind = "approval";
@@ -37,7 +50,7 @@ export async function insertAction(
   for (let attempt = 1; ; attempt++) {
     const id = `act_${Buffer.from(core.deps.randomBytes(8)).toString("hex")}`;
     const inserted = await core.write((store) =>
-      store.insertAction({ ...fields, id, senderAgent: sender.agent, now: core.deps.now() }),
+      store.actions.insert({ ...fields, id, senderAgent: sender.agent, now: core.deps.now() }),
     );
     if (inserted !== undefined) return actionFromRow(inserted) as OpenAction;
     // The insert checks an agent sender itself; a sender that is active now was active then, so
@@ -52,41 +65,43 @@ export async function insertAction(
   }
 }
 
-export async function post(core: CoreContext, draft: ActionDraft): Promise<OpenAction> {
+async function post(core: CoreContext, draft: ActionDraft): Promise<OpenAction> {
   const { kind, to, from, body } = parseArgument(ActionDraft, draft, "draft");
   if (kind === approvalKind) throw argumentError("kind", "approval is reserved: ask with requestApproval");
   return insertAction(core, { kind, recipient: to, sender: from, body, deciders: null });
 }
 
-export async function get(core: CoreContext, id: ActionId): Promise<ActionRecord> {
+async function get(core: CoreContext, id: ActionId): Promise<ActionRecord> {
   const actionId = parseArgument(ActionId, id, "id");
   return core.read(async (store) => {
-    const row = await store.action(actionId);
+    const row = await store.actions.get(actionId);
     if (row === undefined) throw actionNotFound(actionId);
     return actionFromRow(row);
   });
 }
 
-export async function list(core: CoreContext, options: ListOptions = {}): Promise<ActionPage> {
+async function list(core: CoreContext, options: ListOptions = {}): Promise<ActionPage> {
   requireObject(options, "options");
   const limit = parseIntegerArgument(options.limit ?? listLimit.default, "limit", 1, listLimit.max);
   return core.read(async (store) => {
     const start = core.position(options.cursor);
-    const { rows, head } = await store.actionsAfter(start, limit);
+    const { rows, head } = await store.actions.changedAfter(start, limit);
     core.requireWithin(start, head);
     const position = rows.at(-1)?.seq ?? start;
     return { records: rows.map(actionFromRow), cursor: core.cursorAt(position) };
   });
 }
 
-export async function claim(core: CoreContext, agent: AgentIdentity, id: ActionId): Promise<ClaimOutcome> {
+async function claim(core: CoreContext, agent: AgentIdentity, id: ActionId): Promise<ClaimOutcome> {
   const identity = parseArgument(AgentIdentity, agent, "agent");
   const actionId = parseArgument(ActionId, id, "id");
   const { name } = parseAgentIdentity(identity);
   // The compare-and-set decides; the read after a miss only explains it. A miss on an action that
   // reads as claimable again (released meanwhile) tries the compare-and-set once more.
   for (let attempt = 0; ; attempt++) {
-    const claimed = await core.write((store) => store.claim(actionId, identity, name, core.deps.now()));
+    const claimed = await core.write((store) =>
+      store.actions.claim(actionId, identity, name, core.deps.now()),
+    );
     if (claimed !== undefined) return { outcome: "claimed", record: actionFromRow(claimed) as ClaimedAction };
     const outcome = await core.read(async (store): Promise<ClaimOutcome | "retry"> => {
       const found = await store.lookup({ action: actionId, agent: identity });
@@ -115,17 +130,17 @@ export async function claim(core: CoreContext, agent: AgentIdentity, id: ActionI
   }
 }
 
-export async function claimNext(core: CoreContext, agent: AgentIdentity): Promise<ClaimNextOutcome> {
+async function claimNext(core: CoreContext, agent: AgentIdentity): Promise<ClaimNextOutcome> {
   const identity = parseArgument(AgentIdentity, agent, "agent");
   const { name } = parseAgentIdentity(identity);
-  const claimed = await core.write((store) => store.claimNext(identity, name, core.deps.now()));
+  const claimed = await core.write((store) => store.actions.claimNext(identity, name, core.deps.now()));
   if (claimed !== undefined) return { outcome: "claimed", record: actionFromRow(claimed) as ClaimedAction };
   // Nothing was claimable, or the caller may not claim at all; the read tells which.
   await core.read(async (store) => requireActive(await store.lookup({ agent: identity }), identity, "agent"));
   return { outcome: "none" };
 }
 
-export async function complete(
+async function complete(
   core: CoreContext,
   agent: AgentIdentity,
   id: ActionId,
@@ -138,7 +153,7 @@ export async function complete(
   requireObject(options, "options");
   const fence = options.fence === undefined ? null : parseArgument(FencingToken, options.fence, "fence");
   const completed = await core.write((store) =>
-    store.complete({ id: actionId, agent: identity, result: text, fence, now: core.deps.now() }),
+    store.actions.complete({ id: actionId, agent: identity, result: text, fence, now: core.deps.now() }),
   );
   if (completed !== undefined)
     return { outcome: "completed", record: actionFromRow(completed) as DoneAction };
@@ -193,7 +208,7 @@ function staleFence(
   );
 }
 
-export async function cancel(
+async function cancel(
   core: CoreContext,
   by: string,
   id: ActionId,
@@ -204,7 +219,13 @@ export async function cancel(
   const text = reason === undefined ? null : parseArgument(ActionResult, reason, "reason");
   const sender = describeSender(canceller);
   const cancelled = await core.write((store) =>
-    store.cancel({ id: actionId, by: canceller, byAgent: sender.agent, reason: text, now: core.deps.now() }),
+    store.actions.cancel({
+      id: actionId,
+      by: canceller,
+      byAgent: sender.agent,
+      reason: text,
+      now: core.deps.now(),
+    }),
   );
   if (cancelled !== undefined) return actionFromRow(cancelled) as CancelledAction;
   return core.read(async (store) => {

@@ -12,14 +12,28 @@ import {
   type Retirement,
 } from "@bridgeworks/protocol";
 import { parseArgument } from "../arguments.js";
-import type { LeaseSweep, RegisterOptions, RetireOptions } from "../board.js";
+import type { BoardAgents, LeaseSweep, RegisterOptions, RetireOptions } from "../board.js";
 import { BoardError, RetireIncompleteError } from "../errors.js";
 import { agentFromRow } from "../rows.js";
 import { mintAttempts, requireObject } from "../rules.js";
 import { requireActive, requireAgent, requireSuccessor } from "./checks.js";
 import type { CoreContext } from "./context.js";
 
-export async function register(
+/** The board's agents area (identities, leases, settings) over `core`. */
+export function agentsArea(core: CoreContext): BoardAgents {
+  return {
+    register: (name, options) => register(core, name, options),
+    renew: (agent) => renew(core, agent),
+    expireLeases: () => expireLeases(core),
+    retire: (agent, options) => retire(core, agent, options),
+    depart: (agent) => depart(core, agent),
+    agents: () => agents(core),
+    settings: () => settings(core),
+    configure: (changes) => configure(core, changes),
+  };
+}
+
+async function register(
   core: CoreContext,
   name: string,
   options: RegisterOptions = {},
@@ -34,7 +48,7 @@ export async function register(
   for (let attempt = 1; ; attempt++) {
     const identity = mintAgentIdentity(agentName, core.deps.randomBytes);
     const inserted = await core.write((store) =>
-      store.insertAgent({
+      store.agents.insert({
         identity,
         name: agentName,
         leased: options.lease ?? true,
@@ -50,9 +64,9 @@ export async function register(
 }
 
 /** Extends the lease; an identity without one is answered as it is. A lapsed lease ends the identity. */
-export async function renew(core: CoreContext, agent: AgentIdentity): Promise<ActiveAgent> {
+async function renew(core: CoreContext, agent: AgentIdentity): Promise<ActiveAgent> {
   const identity = parseArgument(AgentIdentity, agent, "agent");
-  const renewed = await core.write((store) => store.renewLease(identity));
+  const renewed = await core.write((store) => store.agents.renewLease(identity));
   if (renewed !== undefined) return agentFromRow(renewed) as ActiveAgent;
   const found = await core.read((store) => Promise.resolve(store.lookup({ agent: identity })));
   if (found.agent?.status === "active" && found.agentLeaseExpiresInMs === undefined) {
@@ -65,11 +79,11 @@ export async function renew(core: CoreContext, agent: AgentIdentity): Promise<Ac
 }
 
 export async function expireLeases(core: CoreContext): Promise<LeaseSweep> {
-  const swept = await core.write((store) => store.expireLeases(core.deps.now()));
+  const swept = await core.write((store) => store.agents.expireLeases(core.deps.now()));
   return { expired: swept.expired as AgentIdentity[], released: swept.released as ActionId[] };
 }
 
-export async function retire(
+async function retire(
   core: CoreContext,
   agent: AgentIdentity,
   options: RetireOptions = {},
@@ -92,7 +106,7 @@ export async function retire(
         });
   try {
     const ended = await core.write((store) =>
-      store.endAgent({ identity, status: "retired", successor: current.identity, now: core.deps.now() }),
+      store.agents.end({ identity, status: "retired", successor: current.identity, now: core.deps.now() }),
     );
     if (ended === undefined) {
       throw new BoardError("agent_not_active", `${identity} stopped being active during the retire`);
@@ -105,10 +119,10 @@ export async function retire(
   }
 }
 
-export async function depart(core: CoreContext, agent: AgentIdentity): Promise<Departure> {
+async function depart(core: CoreContext, agent: AgentIdentity): Promise<Departure> {
   const identity = parseArgument(AgentIdentity, agent, "agent");
   const ended = await core.write((store) =>
-    store.endAgent({ identity, status: "departed", successor: null, now: core.deps.now() }),
+    store.agents.end({ identity, status: "departed", successor: null, now: core.deps.now() }),
   );
   // Departing again changes nothing: an identity that is no longer active never becomes active.
   const record =
@@ -121,15 +135,15 @@ export async function depart(core: CoreContext, agent: AgentIdentity): Promise<D
   return { agent: record, released: (ended?.released ?? []) as ActionId[] } as Departure;
 }
 
-export async function agents(core: CoreContext): Promise<AgentRecord[]> {
-  return core.read(async (store) => (await store.agents()).map(agentFromRow));
+async function agents(core: CoreContext): Promise<AgentRecord[]> {
+  return core.read(async (store) => (await store.agents.all()).map(agentFromRow));
 }
 
-export async function settings(core: CoreContext): Promise<BoardSettings> {
+async function settings(core: CoreContext): Promise<BoardSettings> {
   return core.read(async (store) => ({ leaseTtlMs: (await store.settings()).lease_ttl_ms }));
 }
 
-export async function configure(core: CoreContext, changes: Partial<BoardSettings>): Promise<BoardSettings> {
+async function configure(core: CoreContext, changes: Partial<BoardSettings>): Promise<BoardSettings> {
   requireObject(changes, "settings");
   const wanted = parseArgument(BoardSettings.partial(), changes, "settings");
   if (wanted.leaseTtlMs === undefined) return settings(core);

@@ -12,13 +12,22 @@ import {
   parseAgentIdentity,
 } from "@bridgeworks/protocol";
 import { parseArgument } from "../arguments.js";
+import type { BoardApprovals } from "../board.js";
 import { argumentError, BoardError } from "../errors.js";
 import { actionFromRow } from "../rows.js";
 import { approvalKind, insertAction } from "./actions.js";
 import { requireAction, requireActive } from "./checks.js";
 import type { CoreContext } from "./context.js";
 
-export async function requestApproval(core: CoreContext, request: ApprovalRequest): Promise<OpenAction> {
+/** The board's approvals area over `core`. */
+export function approvalsArea(core: CoreContext): BoardApprovals {
+  return {
+    requestApproval: (request) => requestApproval(core, request),
+    decide: (by, id, decision, reason) => decide(core, by, id, decision, reason),
+  };
+}
+
+async function requestApproval(core: CoreContext, request: ApprovalRequest): Promise<OpenAction> {
   const { to, from, body, deciders } = parseArgument(ApprovalRequest, request, "request");
   if (to === "*") throw argumentError("to", "an approval is addressed to one person or one lead, not *");
   return insertAction(core, {
@@ -34,7 +43,7 @@ export async function requestApproval(core: CoreContext, request: ApprovalReques
  * Decides an open approval once. The compare-and-set checks that the approval is open and that its
  * deciders name `by` (a person through `human` or `human:<name>`, an agent by its name, while active).
  */
-export async function decide(
+async function decide(
   core: CoreContext,
   by: string,
   id: ActionId,
@@ -48,7 +57,7 @@ export async function decide(
   const byHuman = HumanSender.safeParse(decider).success;
   const byName = byHuman ? decider : parseAgentIdentity(decider).name;
   const decided = await core.write((store) =>
-    store.decide({
+    store.actions.decide({
       id: actionId,
       by: decider,
       byName,

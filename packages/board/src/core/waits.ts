@@ -10,7 +10,7 @@ import {
   parseAgentIdentity,
 } from "@bridgeworks/protocol";
 import { parseArgument, parseIntegerArgument, parseOptionalSignal } from "../arguments.js";
-import type { ActionWaitOptions, ChangesWaitOptions, WaitOptions } from "../board.js";
+import type { ActionWaitOptions, BoardWaits, ChangesWaitOptions, WaitOptions } from "../board.js";
 import { actionFromRow } from "../rows.js";
 import { listLimit, maxTimeoutMs, requireObject, waitLimit } from "../rules.js";
 import type { ScanRows } from "../store.js";
@@ -18,6 +18,15 @@ import type { Scan } from "../wait.js";
 import { expireLeases } from "./agents.js";
 import { abortable, actionNotFound, requireActive } from "./checks.js";
 import type { CoreContext } from "./context.js";
+
+/** The board's waits area over `core`. */
+export function waitsArea(core: CoreContext): BoardWaits {
+  return {
+    waitForClaimable: (agent, cursor, options) => waitForClaimable(core, agent, cursor, options),
+    waitForAction: (id, until, options) => waitForAction(core, id, until, options),
+    waitForChanges: (cursor, options) => waitForChanges(core, cursor, options),
+  };
+}
 
 function waitBounds(options: ActionWaitOptions) {
   requireObject(options, "options");
@@ -38,7 +47,7 @@ async function scanSwept(core: CoreContext, scan: () => Promise<ScanRows>): Prom
   return scan();
 }
 
-export async function waitForClaimable(
+async function waitForClaimable(
   core: CoreContext,
   agent: AgentIdentity,
   cursor: Cursor | undefined,
@@ -68,7 +77,7 @@ export async function waitForClaimable(
     cursorAt: (position) => core.cursorAt(position),
     scan: async (after): Promise<Scan> => {
       const { rows, head, leaseExpiresInMs } = await scanSwept(core, () =>
-        core.read(async (store) => store.claimableAfter(name, after, limit)),
+        core.read(async (store) => store.actions.claimableAfter(name, after, limit)),
       );
       // A full page may have more behind it; otherwise nothing up to the head is claimable.
       const position = rows.length === limit ? rows[rows.length - 1]!.seq : Math.max(head, after);
@@ -102,7 +111,7 @@ function judge(record: ActionRecord, until: ActionWaitUntil): "reached" | "never
   return "waiting";
 }
 
-export async function waitForAction(
+async function waitForAction(
   core: CoreContext,
   id: ActionId,
   until: ActionWaitUntil,
@@ -116,7 +125,7 @@ export async function waitForAction(
   const look = async (): Promise<{ record: ActionRecord; holderExpiresInMs: number | undefined }> => {
     for (let attempt = 0; ; attempt++) {
       const found = await core.read(async (store) => {
-        const row = await store.action(actionId);
+        const row = await store.actions.get(actionId);
         if (row === undefined) throw actionNotFound(actionId);
         if (row.claimed_by === null || row.state !== "claimed") return { row, expiresInMs: undefined };
         const holder = await store.lookup({ action: actionId, agent: row.claimed_by });
@@ -145,7 +154,7 @@ export async function waitForAction(
   return { reached: judge(record, target) === "reached", record };
 }
 
-export async function waitForChanges(
+async function waitForChanges(
   core: CoreContext,
   cursor: Cursor | undefined,
   options: ChangesWaitOptions,
@@ -159,7 +168,7 @@ export async function waitForChanges(
   const { start, version } = await abortable(
     core.read(async (store) => {
       const position = core.position(cursor);
-      const found = await store.actionsAfter(position, 1);
+      const found = await store.actions.changedAfter(position, 1);
       core.requireWithin(position, found.head);
       return { start: position, version: found.agentsVersion };
     }),
@@ -168,7 +177,9 @@ export async function waitForChanges(
   );
   let agentsVersion = version;
   const page = await waitOnEveryChange(core, start, { timeoutMs, signal }, async (after): Promise<Scan> => {
-    const found = await scanSwept(core, () => core.read(async (store) => store.actionsAfter(after, limit)));
+    const found = await scanSwept(core, () =>
+      core.read(async (store) => store.actions.changedAfter(after, limit)),
+    );
     agentsVersion = found.agentsVersion;
     return {
       records: found.rows.map(actionFromRow),

@@ -2,7 +2,7 @@ import type { ActionPage } from "@bridgeworks/protocol";
 import pg from "pg";
 import { parseIntegerArgument } from "../arguments.js";
 import type { Board, BoardDeps } from "../board.js";
-import { boardDeps, StoreBoard, type StoreRunner, type StoreWaitInput } from "../board-core.js";
+import { boardDeps, type StoreRunner, type StoreWaitInput, storeBoard } from "../board-core.js";
 import { argumentError, BoardError } from "../errors.js";
 import { requireObject } from "../rules.js";
 import type { Awaitable, Store } from "../store.js";
@@ -16,7 +16,8 @@ import {
   translatePostgresError,
 } from "./connection.js";
 import { migratePostgres } from "./schema.js";
-import { PostgresStatements, PostgresStore, type Queryable } from "./store.js";
+import { PostgresStatements } from "./statements.js";
+import { PostgresStore, type Queryable } from "./store.js";
 
 export interface PostgresBoardOptions extends Partial<BoardDeps> {
   /**
@@ -103,7 +104,7 @@ export async function openPostgresBoard(options: PostgresBoardOptions): Promise<
     lingerMs,
     reconnectDelayMs: backoff,
   });
-  return new StoreBoard(new PostgresRunner({ pool, changes, statements }), deps, boardId);
+  return storeBoard(new PostgresRunner({ pool, changes, statements }), deps, boardId);
 }
 
 /**

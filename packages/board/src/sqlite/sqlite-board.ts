@@ -4,7 +4,7 @@ import type { ActionPage } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
 import { parseIntegerArgument } from "../arguments.js";
 import type { Board, BoardDeps } from "../board.js";
-import { boardDeps, StoreBoard, type StoreRunner, type StoreWaitInput } from "../board-core.js";
+import { boardDeps, type StoreRunner, type StoreWaitInput, storeBoard } from "../board-core.js";
 import { argumentError, BoardError } from "../errors.js";
 import { requireObject } from "../rules.js";
 import type { Awaitable, Store } from "../store.js";
@@ -64,7 +64,7 @@ export async function openSqliteBoard(options: SqliteBoardOptions): Promise<Boar
   });
   const store = new SqliteStore(db);
   const changes = new ChangeFeed({ notifyPath, eventsPath, readHead: () => store.head(), recheckIntervalMs });
-  return new StoreBoard(
+  return storeBoard(
     new SqliteRunner(db, store, changes),
     deps,
     translateSqliteErrors(() => store.boardId()),

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { afterEach, beforeEach, describe } from "vitest";
-import type { Board, BoardDeps } from "../board.js";
+import type { Board } from "../board.js";
 import { BoardProcess } from "./board-process.js";
 import { describeActionWaitContract } from "./contract-action-waits.js";
 import { describeActionContract } from "./contract-actions.js";
@@ -11,22 +11,9 @@ import { describeCloseOutContract } from "./contract-closing.js";
 import { describeLeaseContract } from "./contract-leases.js";
 import { describeWaitContract } from "./contract-waits.js";
 import { draftAction, killByPid, tickingClock } from "./helpers.js";
-import type { ContractScope } from "./scope.js";
+import type { BoardContractHarness, ContractScope } from "./scope.js";
 
 export { claimedOutcome, draftAction, killByPid, refusal, tickingClock } from "./helpers.js";
-
-/** One store (a file, a database) that a contract test opens boards and board processes on. */
-export interface BoardContractHarness {
-  /**
-   * Opens another board on this harness's store; each call is a separate connection. The board's
-   * safety re-check must be slower than a test's timeout, so the tests prove the prompt wake-ups.
-   */
-  openBoard(deps?: Partial<BoardDeps>): Promise<Board>;
-  /** Starts a process serving a board on the same store with `serveBoardOverStdio`; stdin and stdout piped. */
-  spawnBoardProcess(): ChildProcess;
-  /** Removes the store. Every board and process the suite opened is closed or killed by then. */
-  dispose(): Promise<void>;
-}
 
 /**
  * The behaviour every `Board` implementation shares, one module per area. Run it once per

@@ -1,6 +1,5 @@
 export { BoardProcess } from "./board-process.js";
 export {
-  type BoardContractHarness,
   claimedOutcome,
   describeBoardContract,
   draftAction,
@@ -11,3 +10,4 @@ export {
 export { sleep, withoutLease } from "./helpers.js";
 export { RoundTripTap } from "./round-trips.js";
 export type { RemoteMethod } from "./rpc.js";
+export type { BoardContractHarness } from "./scope.js";

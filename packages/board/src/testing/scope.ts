@@ -1,7 +1,20 @@
+import type { ChildProcess } from "node:child_process";
 import type { ActionDraft } from "@bridgeworks/protocol";
 import type { Board, BoardDeps } from "../board.js";
 import type { BoardProcess } from "./board-process.js";
-import type { BoardContractHarness } from "./contract.js";
+
+/** One store (a file, a database) that a contract test opens boards and board processes on. */
+export interface BoardContractHarness {
+  /**
+   * Opens another board on this harness's store; each call is a separate connection. The board's
+   * safety re-check must be slower than a test's timeout, so the tests prove the prompt wake-ups.
+   */
+  openBoard(deps?: Partial<BoardDeps>): Promise<Board>;
+  /** Starts a process serving a board on the same store with `serveBoardOverStdio`; stdin and stdout piped. */
+  spawnBoardProcess(): ChildProcess;
+  /** Removes the store. Every board and process the suite opened is closed or killed by then. */
+  dispose(): Promise<void>;
+}
 
 /** What every area of the contract suite gets from `describeBoardContract`, fresh for each test. */
 export interface ContractScope {
