@@ -28,6 +28,22 @@
     description = pathDescription;
   };
 
+  endTurnsOnStop = lib.mkOption {
+    type = lib.types.bool;
+    default = false;
+    example = true;
+    description = ''
+      Whether stopping the service ends its running turns (systemd only; the launchd agent ignores it).
+      false: the unit has KillMode=process, so `systemctl stop` and `systemctl restart` stop the
+      daemon alone; each running turn's CLI runs on under the daemon's keeper and the next start
+      of the daemon adopts it. true: ExecStop= runs `floot daemon stop --cancel-turns`, which
+      cancels the running turns and ends the keeper before the daemon exits. systemd runs
+      ExecStop= on every restart too (a restart is a stop, then a start), so with this on a
+      restart ends the running turns as well. Without it, `floot daemon stop --cancel-turns`
+      ends them by hand.
+    '';
+  };
+
   environment = lib.mkOption {
     type = lib.types.attrsOf lib.types.str;
     default = { };

@@ -17,8 +17,9 @@ let
     utils = import (pkgs.path + "/nixos/lib/utils.nix") { inherit lib config pkgs; };
   };
   stateDir = "${config.xdg.stateHome}/floot";
+  exe = lib.getExe cfg.package;
   command = [
-    (lib.getExe cfg.package)
+    exe
     "daemon"
   ]
   ++ cfg.extraArgs;
@@ -58,6 +59,10 @@ in
             Restart = "on-failure";
             RestartSec = 2;
             UMask = "0077";
+          }
+          // systemd.stopSettings {
+            inherit exe;
+            inherit (cfg) extraArgs endTurnsOnStop;
           };
           Install.WantedBy = [ "default.target" ];
         };

@@ -60,6 +60,10 @@ in
         StateDirectoryMode = "0700";
         RuntimeDirectory = "floot-daemon";
         RuntimeDirectoryMode = "0700";
+        # The runtime dir holds the running turns' credential files (and the keeper's spools):
+        # systemd would remove it at every stop and restart (systemd.exec(5)), from under the turns
+        # KillMode=process keeps running (systemd.stopSettings).
+        RuntimeDirectoryPreserve = "yes";
         WorkingDirectory = stateDir;
         # The daemon fences and recovers leftover turns at start; a crash loop is still a crash loop.
         Restart = "on-failure";
@@ -67,6 +71,10 @@ in
         UMask = "0077";
         NoNewPrivileges = true;
         PrivateTmp = true;
+      }
+      // systemd.stopSettings {
+        exe = lib.getExe cfg.package;
+        inherit (cfg) extraArgs endTurnsOnStop;
       }
       // (if cfg.user == null then { DynamicUser = true; } else { User = cfg.user; })
       // lib.optionalAttrs (cfg.environmentFile != null) {

@@ -22,7 +22,8 @@
 #     package and check of every system.
 #  7. nix/ci/module-eval.nix: the NixOS and home-manager modules through the module system
 #     against home-manager's and NixOS's option declarations; their systemd escaping; an
-#     environmentFile that refuses store paths.
+#     environmentFile that refuses store paths; KillMode=process (a restart keeps the running
+#     turns) and ExecStop= with endTurnsOnStop.
 #     6 and 7 run twice where nix/ci/upstream.json's sources are in the Nix store: with nixpkgs'
 #     own lib.evalModules and home-manager's own declarations (NixOS's too when the locked
 #     nixpkgs is there), then with the model (nix/ci/model/: each fact it encodes names the

@@ -15,7 +15,8 @@
 #     and nix/ci/model/nixos.nix, readings of the declarations, each option naming the upstream
 #     file and revision it was read from.
 # Then what systemd and launchd would run is checked: ExecStart= and Environment= escaped the way
-# systemd reads them, environmentFile refusing store paths and path literals.
+# systemd reads them, environmentFile refusing store paths and path literals, KillMode=process (a
+# restart keeps the running turns, issue 31) and ExecStop= with endTurnsOnStop.
 #   nix-instantiate --eval --strict --json nix/ci/module-eval.nix \
 #     --arg nixpkgsLib '<path or null>' --arg homeManager '<path or null>' --arg nixpkgs '<path or null>'
 {
@@ -71,6 +72,18 @@ let
     environment.FLOOT_GREETING = "50% off for $USER";
   };
 
+  # endTurnsOnStop with a state dir among the extra arguments, which ExecStop= must name too.
+  endingTurns = {
+    enable = true;
+    endTurnsOnStop = true;
+    extraArgs = [
+      "--port"
+      "0"
+      "--state"
+      "/srv/100% floot"
+    ];
+  };
+
   hmDeclarations = map (path: declarationsOf hmLib (homeManager + "/modules/${path}")) [
     "launchd/default.nix"
     "systemd.nix"
@@ -120,6 +133,7 @@ let
       on = hmEval system { enable = true; };
       off = hmEval system { };
       escaped = hmEval system (hostile // { enable = true; });
+      ending = hmEval system endingTurns;
       exe = lib.getExe flake.packages.${system}.floot-daemon;
       agents = escaped.launchd.agents;
       services = escaped.systemd.user.services;
@@ -160,6 +174,19 @@ let
       assert check (
         services.floot-daemon.Install.WantedBy == [ "default.target" ]
       ) "systemd user WantedBy (${system})";
+      # Issue 31: a stop or restart signals the daemon alone; its keeper's CLIs run on.
+      assert check (
+        (service.KillMode or null) == "process"
+      ) "systemd user KillMode is ${toString (service.KillMode or "unset (control-group)")}, not process: a stop or restart would kill every running turn with the daemon";
+      assert check (!(service ? ExecStop)) "systemd user ExecStop= without endTurnsOnStop";
+      assert builtins.deepSeq ending.systemd.user.services.floot-daemon true;
+      assert check (
+        ending.systemd.user.services.floot-daemon.Service.KillMode == "process"
+      ) "systemd user KillMode with endTurnsOnStop";
+      assert check (
+        (ending.systemd.user.services.floot-daemon.Service.ExecStop or null)
+        == ''"${exe}" "daemon" "stop" "--cancel-turns" "--state" "/srv/100%% floot"''
+      ) "systemd user ExecStop= with endTurnsOnStop is ${toString (ending.systemd.user.services.floot-daemon.Service.ExecStop or "unset")}, not floot daemon stop --cancel-turns on ExecStart's state dir, escaped as ExecStart";
       { systemd = service.ExecStart; };
 
   # Upstream: with the locked nixpkgs, its own lib, pkgs, nixos/lib/utils.nix and systemd
@@ -241,6 +268,8 @@ let
         environmentFile = "/run/secrets/floot.env";
       };
       escaped = nixosEval (hostile // { enable = true; });
+      ending = nixosEval endingTurns;
+      endingService = ending.config.systemd.services.floot-daemon;
       service = on.config.systemd.services.floot-daemon;
       escapedService = escaped.config.systemd.services.floot-daemon;
       userService = asUser.config.systemd.services.floot-daemon;
@@ -260,6 +289,7 @@ let
         "FLOOT_GREETING"
       ])
     ] true;
+    assert builtins.deepSeq endingService.serviceConfig true;
     assert check (off.config.systemd.services == { }) "the NixOS module declares a service while disabled";
     assert check (
       service.serviceConfig.ExecStart == ''"${exe}" "daemon"''
@@ -273,6 +303,22 @@ let
     assert check (service.serviceConfig.StateDirectory == "floot-daemon") "NixOS StateDirectory";
     assert check (service.serviceConfig.DynamicUser or false) "NixOS: no DynamicUser without `user`";
     assert check (service.wantedBy == [ "multi-user.target" ]) "NixOS wantedBy";
+    # Issue 31: a stop or restart signals the daemon alone; its keeper's CLIs run on, with the
+    # runtime dir their credential files are in.
+    assert check (
+      (service.serviceConfig.KillMode or null) == "process"
+    ) "NixOS KillMode is ${toString (service.serviceConfig.KillMode or "unset (control-group)")}, not process: a stop or restart would kill every running turn with the daemon";
+    assert check (
+      (service.serviceConfig.RuntimeDirectoryPreserve or null) == "yes"
+    ) "NixOS RuntimeDirectoryPreserve is not yes: systemd would remove the runtime dir from under the turns KillMode=process keeps running";
+    assert check (!(service.serviceConfig ? ExecStop)) "NixOS ExecStop= without endTurnsOnStop";
+    assert check (
+      endingService.serviceConfig.KillMode == "process"
+    ) "NixOS KillMode with endTurnsOnStop";
+    assert check (
+      (endingService.serviceConfig.ExecStop or null)
+      == ''"${exe}" "daemon" "stop" "--cancel-turns" "--state" "/srv/100%% floot"''
+    ) "NixOS ExecStop= with endTurnsOnStop is ${toString (endingService.serviceConfig.ExecStop or "unset")}, not floot daemon stop --cancel-turns on ExecStart's state dir, escaped as ExecStart";
     assert check (
       userService.serviceConfig.User == "alice" && !(userService.serviceConfig ? DynamicUser)
     ) "NixOS: `user` does not replace DynamicUser";
@@ -290,6 +336,7 @@ let
     assert check (!envFileType.check "floot.env") "environmentFile accepts a relative path";
     {
       ExecStart = escapedService.serviceConfig.ExecStart;
+      ExecStop = endingService.serviceConfig.ExecStop;
       environmentFile = envFileType.description;
     };
 

@@ -143,6 +143,8 @@ let
 
   # systemd.nix:96 unitBaseType: a submodule whose freeformType is
   # attrsOf (attrsOf (either primitive (listOf primitive))), primitive = oneOf [ bool int str path ].
+  # Of Service it declares only Environment and ExecStart: KillMode, ExecStop and the rest are
+  # freeform, written as given (toSystemdIni, :33).
   primitive = oneOf [
     bool
     int

@@ -46,7 +46,8 @@ let
     descriptionClass = null;
   };
   # serviceOptions.serviceConfig: addCheck (attrsOf unitOption) checkService, checkService
-  # refusing a Type or Restart outside these lists.
+  # refusing a Type or Restart outside these lists; every other key (KillMode, ExecStop,
+  # RuntimeDirectoryPreserve, ...) is any unitOption, unchecked.
   serviceConfigType =
     let
       base = attrsOf unitOption;

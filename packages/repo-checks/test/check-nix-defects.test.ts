@@ -174,6 +174,21 @@ const moduleAndMetaDefects: {
     byModel: "fails the model of the module system and of the upstream declarations",
   },
   {
+    what: "the units leave KillMode at control-group (a stop or restart kills every running turn, issue 31)",
+    edit: (root) => replaceIn(root, "nix/systemd.nix", /\n {6}KillMode = "process";\n/, "\n"),
+    message:
+      "systemd user KillMode is unset (control-group), not process: a stop or restart would kill every running turn with the daemon",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
+    what: "the NixOS unit lets systemd remove its runtime dir at a stop (the kept turns' credential files)",
+    edit: (root) =>
+      replaceIn(root, "nix/nixos-module.nix", /\n {8}RuntimeDirectoryPreserve = "yes";\n/, "\n"),
+    message:
+      "NixOS RuntimeDirectoryPreserve is not yes: systemd would remove the runtime dir from under the turns KillMode=process keeps running",
+    byModel: "fails the model of the module system and of the upstream declarations",
+  },
+  {
     what: "a NixOS option is misspelt (afterr)",
     edit: (root) =>
       replaceIn(
