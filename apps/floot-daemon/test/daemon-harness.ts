@@ -280,6 +280,15 @@ export class FlootWorld {
     return this.startDaemon(extraEnv);
   }
 
+  /** Runs the built `floot` CLI on this world's state dir; resolves with its exit and output. */
+  async floot(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const cli = this.env.spawn(process.execPath, [bundlePath, ...args, "--state", this.stateDir], {
+      env: { FLOOT_RUNTIME_DIR: this.runtimeDir },
+    });
+    const exit = await cli.exited;
+    return { code: exit.code, stdout: cli.stdout(), stderr: cli.stderr() };
+  }
+
   /** This state dir's runtime dir, where its keeper's socket and key are. */
   get stateRuntimeDir(): string {
     return resolveRuntimeDir(this.stateDir, { FLOOT_RUNTIME_DIR: this.runtimeDir }).path;
@@ -300,22 +309,30 @@ export class FlootWorld {
   }
 
   /**
-   * As a reboot would: SIGKILL to the keeper and to every process under it (each CLI in its own
-   * group), so no CLI of this world outlives it. Resolves with how many processes were killed.
+   * SIGKILL to the keeper; with `clis`, as a reboot would, to every process under it too (each CLI in
+   * its own group), so no CLI of this world outlives it. Without, its CLIs are left running, orphaned
+   * (the next daemon fences them). Resolves with how many processes were killed.
    */
-  async killKeeper(): Promise<number> {
+  async killKeeper(options: { clis: boolean } = { clis: true }): Promise<number> {
     const pid = await this.keeperPid();
     if (pid === undefined) throw new Error("no keeper answers");
-    const under = descendantsOf(pid);
-    for (const each of [pid, ...under]) {
+    const killed = [pid, ...(options.clis ? descendantsOf(pid) : [])];
+    for (const each of killed) {
       try {
         process.kill(each, "SIGKILL");
       } catch {
         // Gone already.
       }
     }
-    await waitUntil(() => [pid, ...under].every((each) => !isProcessAlive(each)), 10_000, "keeper gone");
-    return 1 + under.length;
+    await waitUntil(() => killed.every((each) => !isProcessAlive(each)), 10_000, "keeper gone");
+    return killed.length;
+  }
+
+  /** SIGKILL of the daemon and of its keeper alone (its CLIs left running, orphaned), then a new daemon. */
+  async restartAfterKeeperKill(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+    await this.killDaemon();
+    await this.killKeeper({ clis: false });
+    return this.startDaemon(extraEnv);
   }
 
   /** SIGKILL of the daemon and its keeper with every CLI (a reboot), then a new daemon. */

@@ -1,9 +1,12 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
 import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
-import { afterEach, describe, expect, test } from "vitest";
-import { FlootWorld } from "./daemon-harness.js";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { keeperPlaces } from "../src/daemon/keeper-link.js";
+import { appDir, FlootWorld, stageForOtherUsers } from "./daemon-harness.js";
 
 // Issue 31: a daemon restart interrupts no running turn. The CLI runs under the keeper, which outlives
 // the daemon (SIGTERM as a service manager's restart sends it, or SIGKILL); the next daemon proves the
@@ -160,3 +163,154 @@ describe("the keeper", () => {
     await waitUntil(() => !isProcessAlive(keeper!), 10_000, "keeper exits with nothing kept");
   });
 });
+
+describe("floot daemon stop", () => {
+  const stalling = {
+    steps: [
+      {
+        match: { lastUserTextIncludes: "[long]" },
+        response: { events: [{ type: "text" as const, text: "WORKING" }, { type: "stall" as const }] },
+      },
+    ],
+  };
+
+  test("without --cancel-turns: the daemon exits, the turn's CLI goes on under the keeper, the next start adopts it", async () => {
+    world = await FlootWorld.create("claude", stalling);
+    const w = world;
+    await w.startDaemon();
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[long] keep going");
+    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
+    const cli = (await w.turn(turn.id)).process!;
+    const daemon = w.daemon!;
+    const stop = await w.floot("daemon", "stop");
+    expect(stop, stop.stderr).toMatchObject({ code: 0, stdout: `daemon ${daemon.process.pid} stopped\n` });
+    await daemon.process.exited;
+    w.daemon = undefined;
+    expect(isProcessAlive(cli.pid)).toBe(true);
+    await w.startDaemon();
+    expect((await w.turn(turn.id)).phase).toBe("running");
+    expect(w.daemon!.process.stderr()).toContain("turn adopted from the keeper");
+  });
+
+  test("--cancel-turns: the running turn ends cancelled, its CLI and the keeper are gone", async () => {
+    world = await FlootWorld.create("claude", stalling);
+    const w = world;
+    await w.startDaemon();
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[long] keep going");
+    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
+    const cli = (await w.turn(turn.id)).process!;
+    const keeper = await w.keeperPid();
+    const daemon = w.daemon!;
+    const stop = await w.floot("daemon", "stop", "--cancel-turns");
+    expect(stop, stop.stderr).toMatchObject({ code: 0 });
+    expect(stop.stdout).toContain("1 turn(s) cancelled");
+    await daemon.process.exited;
+    w.daemon = undefined;
+    await waitUntil(
+      () => !isProcessAlive(cli.pid) && !isProcessAlive(keeper!),
+      10_000,
+      "CLI and keeper gone",
+    );
+    await w.startDaemon();
+    expect((await w.turn(turn.id)).phase).toBe("cancelled");
+    // With nothing running, and then no daemon either, it says so and succeeds.
+    const idle = w.daemon!;
+    expect((await w.floot("daemon", "stop", "--cancel-turns")).stdout).toBe(
+      `daemon ${idle.process.pid} stopped\n`,
+    );
+    await idle.process.exited;
+    w.daemon = undefined;
+    expect(await w.floot("daemon", "stop", "--cancel-turns")).toMatchObject({
+      code: 0,
+      stdout: "no daemon was running\n",
+    });
+  });
+
+  test("--cancel-turns without stop is a usage error", async () => {
+    world = await FlootWorld.create("claude", { steps: [] });
+    const result = await world.floot("daemon", "--cancel-turns");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--cancel-turns");
+  });
+});
+
+describe("another user and the keeper", () => {
+  test("cannot connect to it, read its key or its spools, or take its socket's name", async () => {
+    world = await FlootWorld.create("claude", {
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[long]" },
+          response: { events: [{ type: "text", text: "SPOOLED" }, { type: "stall" }] },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon();
+    const session = await w.createSession();
+    const turn = await w.send(session.id, "[long] keep going");
+    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
+    const places = keeperPlaces(w.stateRuntimeDir);
+    const spools = readdirSync(places.spoolDir).map((name) => join(places.spoolDir, name));
+    expect(spools.length).toBeGreaterThan(0);
+    expect(readFileSync(spools[0]!, "utf8")).toContain("SPOOLED");
+    // Private by their own modes, not only by the dirs above them ...
+    expect(statSync(w.stateRuntimeDir).mode & 0o777).toBe(0o700);
+    expect(statSync(places.spoolDir).mode & 0o777).toBe(0o700);
+    expect(statSync(places.keyPath).mode & 0o777).toBe(0o600);
+    for (const spool of spools) expect(statSync(spool).mode & 0o777, spool).toBe(0o600);
+    // ... and with every dir above them opened to others, still closed to the other uid.
+    const opened = openAncestors(w.stateRuntimeDir);
+    try {
+      const thief = await promisify(execFile)(
+        "setpriv",
+        [
+          "--reuid=65534",
+          "--regid=65534",
+          "--clear-groups",
+          process.execPath,
+          join(staged.root, "hostile/keeper-thief.mjs"),
+          places.socketPath,
+          places.keyPath,
+          places.spoolDir,
+          ...spools,
+        ],
+        { cwd: "/", env: { PATH: "/usr/bin:/bin" } },
+      );
+      expect(JSON.parse(thief.stdout)).toEqual({
+        uid: 65534,
+        connect: "EACCES",
+        readKey: "EACCES",
+        listSpools: "EACCES",
+        readSpools: spools.map(() => "EACCES"),
+        squat: "EACCES",
+      });
+    } finally {
+      opened.restore();
+    }
+  });
+});
+
+let staged: ReturnType<typeof stageForOtherUsers>;
+beforeAll(() => {
+  staged = stageForOtherUsers({ hostile: join(appDir, "test/hostile") });
+});
+afterAll(() => staged.remove());
+
+/** Makes every dir above `dir` (not `dir` itself) searchable by others, as a careless setup would. */
+function openAncestors(dir: string): { restore(): void } {
+  const changed: [string, number][] = [];
+  for (let each = dirname(dir); each !== dirname(each); each = dirname(each)) {
+    const mode = statSync(each).mode & 0o7777;
+    if ((mode & 0o001) === 0) {
+      changed.push([each, mode]);
+      chmodSync(each, mode | 0o011);
+    }
+  }
+  return {
+    restore: () => {
+      for (const [each, mode] of changed) chmodSync(each, mode);
+    },
+  };
+}

@@ -10,10 +10,20 @@ import { onStopSignal } from "./signals.js";
 
 export const daemonCommand = defineCommand<FlootContext>()({
   name: "daemon",
-  summary: "run the daemon in the foreground until SIGINT or SIGTERM",
+  summary: "run the daemon in the foreground until SIGINT or SIGTERM; `daemon stop` stops it",
   description:
     "Without --port the daemon takes its previous port when it is free, so an open web UI finds it again.\n" +
-    "A second daemon on the same state dir exits 75.",
+    "A second daemon on the same state dir exits 75.\n" +
+    "A stopping daemon leaves its running turns to their keeper: the next start goes on with them.\n" +
+    "`floot daemon stop --cancel-turns` cancels them first, then ends the keeper (also with no daemon running).",
+  positionals: [
+    {
+      name: "action",
+      summary: "stop: stop the running daemon of the state dir",
+      optional: true,
+      choices: ["stop"],
+    },
+  ],
   options: {
     state: daemonOptions.state,
     port: {
@@ -39,10 +49,28 @@ export const daemonCommand = defineCommand<FlootContext>()({
       type: "boolean",
       summary: "print a one-time web UI sign-in link to the controlling terminal (never to stderr or a log)",
     },
+    "cancel-turns": {
+      type: "boolean",
+      summary: "with stop: cancel every running turn and end the keeper, instead of leaving them running",
+    },
   },
-  examples: [{ command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" }],
-  async run({ options }, context) {
+  examples: [
+    { command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" },
+    { command: "floot daemon stop --cancel-turns", summary: "stop it and end its running turns" },
+  ],
+  async run({ options, args }, context) {
     const stateDir = resolveStateDir({ flag: options.state, env: context.env, cwd: context.cwd });
+    if (args.action === "stop") {
+      const { stopDaemon } = await import("./daemon-stop.js");
+      const stopped = await stopDaemon(context, stateDir, options["cancel-turns"] === true);
+      context.stdout.write(
+        `${stopped.stoppedPid === undefined ? "no daemon was running" : `daemon ${stopped.stoppedPid} stopped`}` +
+          `${stopped.cancelledTurns.length > 0 ? `; ${stopped.cancelledTurns.length} turn(s) cancelled` : ""}` +
+          `${stopped.keeperEnded ? "; the keeper ended" : ""}\n`,
+      );
+      return 0;
+    }
+    if (options["cancel-turns"]) throw new UsageError("--cancel-turns", "is for `floot daemon stop`");
     const { readDaemonSettings, SettingError } = await import("../daemon/settings.js");
     const settings = (() => {
       try {
