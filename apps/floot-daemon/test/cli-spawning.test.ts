@@ -45,6 +45,14 @@ async function spawnerHelperOf(daemonPid: number): Promise<number> {
   return helper!;
 }
 
+/** What starts the daemon's CLIs: its spawner helper (`FLOOT_KEEPER=off`), or the keeper. */
+async function starterOf(w: FlootWorld, starter: "spawner" | "keeper", daemonPid: number): Promise<number> {
+  if (starter === "spawner") return spawnerHelperOf(daemonPid);
+  const keeper = await w.keeperPid();
+  if (keeper === undefined) throw new Error("no keeper answers");
+  return keeper;
+}
+
 /** When a turn's first event of `type` (and, for a phase event, of `phase`) was journaled. */
 async function journaledAt(w: FlootWorld, turnId: string, type: string, phase?: string): Promise<number> {
   const found = (await w.events(turnId)).find(
@@ -88,9 +96,9 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     expect(autogroupOf(daemon.process.pid)).not.toBe(autogroupOf(cli));
   });
 
-  test("the CLI is the spawner helper's child; a helper that dies is replaced by the next turn", async () => {
+  test("with FLOOT_KEEPER=off the CLI is the spawner helper's child; a helper that dies is replaced by the next turn", async () => {
     const w = await setUp();
-    const daemon = await w.startDaemon();
+    const daemon = await w.startDaemon({ FLOOT_KEEPER: "off" });
     const first = await waitingTurn(w);
     const helper = parentOf(first.cli);
     expect(helper).not.toBe(daemon.process.pid);
@@ -107,105 +115,129 @@ describe.each<Backend>(["claude", "codex"])("the priority of a turn's CLI: %s", 
     expect(parentOf(replacement)).toBe(daemon.process.pid);
   });
 
-  test("a cancel while the CLI starts ends the turn cancelled, kills the CLI and logs no failure", async () => {
+  test("the CLI is the keeper's child, and the keeper is in a session of its own, not the daemon's", async () => {
     const w = await setUp();
     const daemon = await w.startDaemon();
-    const helper = await spawnerHelperOf(daemon.process.pid);
-    // A stopped helper holds the spawn request: the turn waits in the window between `spawning` and its pid.
-    process.kill(helper!, "SIGSTOP");
-    let turnId = "";
-    try {
-      const session = await w.createSession();
-      turnId = (await w.send(session.id, "[wait] hold on")).id;
-      await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, "spawning");
-      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
-      expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
-    } finally {
-      process.kill(helper!, "SIGCONT");
-    }
-    const stderr = () => daemon.process.stderr();
-    await waitUntil(
-      () => stderr().includes("turn cancelled while its CLI started"),
-      30_000,
-      "the cancel logged",
-    );
-    expect(stderr()).not.toContain("turn could not run");
-    expect(stderr()).not.toContain('"level":"error"');
-    // The CLI the helper started late was killed: nothing carries the turn's marker.
-    const marker = w.readTurnRow(turnId)?.spawnMarker ?? "";
-    expect(marker).not.toBe("");
-    await waitUntil(
-      () => (findProcessesBySpawnMarker([marker]).get(marker) ?? []).length === 0,
-      30_000,
-      "the late CLI gone",
-    );
-    expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
+    const { cli } = await waitingTurn(w);
+    const keeper = (await w.keeperPid())!;
+    expect(parentOf(cli)).toBe(keeper);
+    const sessionOf = (pid: number) => statField(pid, 6);
+    expect(sessionOf(keeper)).toBe(keeper);
+    expect(sessionOf(keeper)).not.toBe(sessionOf(daemon.process.pid));
   });
 
-  test("with one start slot a turn waits, accepted, until the CLI before it speaks; a cancel ends its wait", async () => {
-    const w = await setUp();
-    // The second turn to reach its start is logged there (a 1 ms hold): its wait is then observable.
-    const daemon = await w.startDaemon(
-      { FLOOT_CLI_START_HOLD_MS: "600000" },
-      { "turn:starting": { action: "hold", ms: 1, skip: 1 } },
-      ["--cli-starts", "1"],
-    );
-    const helper = await spawnerHelperOf(daemon.process.pid);
-    process.kill(helper, "SIGSTOP");
-    let first = "";
-    let third = "";
-    try {
-      first = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
-      await waitUntil(() => w.readTurnRow(first)?.phase === "spawning", 30_000, "the first turn spawning");
-      const second = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
-      await waitUntil(() => w.faultHits().length > 0, 30_000, "the second turn at its start");
-      expect(w.faultHits()[0]?.data).toMatchObject({ turnId: second });
-      // Asked over HTTP: answered after the loop turn that reached the start, slot or no slot.
-      expect((await w.turn(second)).phase).toBe("accepted");
-
-      await w.client.request("POST", `/v1/turns/${second}/cancel`);
-      expect((await w.turn(second)).phase).toBe("cancelled");
-      expect(w.readTurnRow(second)?.spawnMarker).toBeNull();
-      third = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
-    } finally {
-      process.kill(helper, "SIGCONT");
-    }
-    for (const turnId of [first, third]) {
-      await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
-    }
-    // The third went `spawning` only once the first CLI had spoken (its `backend.started`).
-    expect(await journaledAt(w, third, "phase", "spawning")).toBeGreaterThanOrEqual(
-      await journaledAt(w, first, "backend.started"),
-    );
-    expect(daemon.process.stderr()).not.toContain('"level":"error"');
-    for (const turnId of [first, third]) {
-      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
-      expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
-    }
-  });
-
-  test("a start that holds its slot past FLOOT_CLI_START_HOLD_MS lets the next turn start", async () => {
-    const w = await setUp();
-    const daemon = await w.startDaemon({ FLOOT_CLI_START_HOLD_MS: "300" }, {}, ["--cli-starts", "1"]);
-    const helper = await spawnerHelperOf(daemon.process.pid);
-    // The helper stopped: the first CLI never speaks, and only the hold frees its slot.
-    process.kill(helper, "SIGSTOP");
-    const turns: string[] = [];
-    try {
-      turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
-      turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
-      for (const turnId of turns) {
-        await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, `${turnId} spawning`);
+  test.each(["spawner", "keeper"] as const)(
+    "a cancel while the CLI starts (the %s holding it) ends the turn cancelled, kills the CLI and logs no failure",
+    async (starter) => {
+      const w = await setUp();
+      const daemon = await w.startDaemon(starter === "spawner" ? { FLOOT_KEEPER: "off" } : {});
+      const helper = await starterOf(w, starter, daemon.process.pid);
+      // A stopped helper holds the spawn request: the turn waits in the window between `spawning` and its pid.
+      process.kill(helper!, "SIGSTOP");
+      let turnId = "";
+      try {
+        const session = await w.createSession();
+        turnId = (await w.send(session.id, "[wait] hold on")).id;
+        await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, "spawning");
+        await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+        expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
+      } finally {
+        process.kill(helper!, "SIGCONT");
       }
-    } finally {
-      process.kill(helper, "SIGCONT");
-    }
-    for (const turnId of turns) {
-      await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
-      await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
-      expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
-    }
-  });
+      const stderr = () => daemon.process.stderr();
+      await waitUntil(
+        () => stderr().includes("turn cancelled while its CLI started"),
+        30_000,
+        "the cancel logged",
+      );
+      expect(stderr()).not.toContain("turn could not run");
+      expect(stderr()).not.toContain('"level":"error"');
+      // The CLI the helper started late was killed: nothing carries the turn's marker.
+      const marker = w.readTurnRow(turnId)?.spawnMarker ?? "";
+      expect(marker).not.toBe("");
+      await waitUntil(
+        () => (findProcessesBySpawnMarker([marker]).get(marker) ?? []).length === 0,
+        30_000,
+        "the late CLI gone",
+      );
+      expect(w.readTurnRow(turnId)?.phase).toBe("cancelled");
+    },
+  );
+
+  test.each(["spawner", "keeper"] as const)(
+    "with one start slot a turn waits, accepted, until the CLI before it speaks (the %s stopped); a cancel ends its wait",
+    async (starter) => {
+      const w = await setUp();
+      // The second turn to reach its start is logged there (a 1 ms hold): its wait is then observable.
+      const daemon = await w.startDaemon(
+        { FLOOT_CLI_START_HOLD_MS: "600000", ...(starter === "spawner" && { FLOOT_KEEPER: "off" }) },
+        { "turn:starting": { action: "hold", ms: 1, skip: 1 } },
+        ["--cli-starts", "1"],
+      );
+      const helper = await starterOf(w, starter, daemon.process.pid);
+      process.kill(helper, "SIGSTOP");
+      let first = "";
+      let third = "";
+      try {
+        first = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+        await waitUntil(() => w.readTurnRow(first)?.phase === "spawning", 30_000, "the first turn spawning");
+        const second = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+        await waitUntil(() => w.faultHits().length > 0, 30_000, "the second turn at its start");
+        expect(w.faultHits()[0]?.data).toMatchObject({ turnId: second });
+        // Asked over HTTP: answered after the loop turn that reached the start, slot or no slot.
+        expect((await w.turn(second)).phase).toBe("accepted");
+
+        await w.client.request("POST", `/v1/turns/${second}/cancel`);
+        expect((await w.turn(second)).phase).toBe("cancelled");
+        expect(w.readTurnRow(second)?.spawnMarker).toBeNull();
+        third = (await w.send((await w.createSession()).id, "[wait] hold on")).id;
+      } finally {
+        process.kill(helper, "SIGCONT");
+      }
+      for (const turnId of [first, third]) {
+        await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
+      }
+      // The third went `spawning` only once the first CLI had spoken (its `backend.started`).
+      expect(await journaledAt(w, third, "phase", "spawning")).toBeGreaterThanOrEqual(
+        await journaledAt(w, first, "backend.started"),
+      );
+      expect(daemon.process.stderr()).not.toContain('"level":"error"');
+      for (const turnId of [first, third]) {
+        await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+        expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
+      }
+    },
+  );
+
+  test.each(["spawner", "keeper"] as const)(
+    "a start that holds its slot past FLOOT_CLI_START_HOLD_MS (the %s stopped) lets the next turn start",
+    async (starter) => {
+      const w = await setUp();
+      const daemon = await w.startDaemon(
+        { FLOOT_CLI_START_HOLD_MS: "300", ...(starter === "spawner" && { FLOOT_KEEPER: "off" }) },
+        {},
+        ["--cli-starts", "1"],
+      );
+      const helper = await starterOf(w, starter, daemon.process.pid);
+      // The helper stopped: the first CLI never speaks, and only the hold frees its slot.
+      process.kill(helper, "SIGSTOP");
+      const turns: string[] = [];
+      try {
+        turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
+        turns.push((await w.send((await w.createSession()).id, "[wait] hold on")).id);
+        for (const turnId of turns) {
+          await waitUntil(() => w.readTurnRow(turnId)?.phase === "spawning", 30_000, `${turnId} spawning`);
+        }
+      } finally {
+        process.kill(helper, "SIGCONT");
+      }
+      for (const turnId of turns) {
+        await w.waitForTurn(turnId, (t) => t.phase === "running", "running");
+        await w.client.request("POST", `/v1/turns/${turnId}/cancel`);
+        expect((await w.waitForEnd(turnId)).phase).toBe("cancelled");
+      }
+    },
+  );
 
   test("--cli-nice 0 leaves the CLI at the daemon's priority", async () => {
     const w = await setUp();

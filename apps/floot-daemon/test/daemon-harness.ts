@@ -328,6 +328,13 @@ export class FlootWorld {
     return killed.length;
   }
 
+  /** SIGKILL of the daemon and of its keeper alone: its CLIs are left running, orphaned, and no daemon adopts them. */
+  async killDaemonAndKeeper(): Promise<number> {
+    const killedAt = await this.killDaemon();
+    await this.killKeeper({ clis: false });
+    return killedAt;
+  }
+
   /** SIGKILL of the daemon and of its keeper alone (its CLIs left running, orphaned), then a new daemon. */
   async restartAfterKeeperKill(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
     await this.killDaemon();

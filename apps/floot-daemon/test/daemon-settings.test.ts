@@ -22,7 +22,10 @@ describe("the daemon's settings", () => {
       toolTimeoutMs: 3_600_000,
       gateTimeoutMs: 30_000,
       cliStartHoldMs: 2_000,
+      keeper: true,
     });
+    expect(readDaemonSettings({ FLOOT_KEEPER: "off" }).keeper).toBe(false);
+    expect(readDaemonSettings({ FLOOT_KEEPER: "on" }).keeper).toBe(true);
     expect(readDaemonSettings({ FLOOT_TOOL_TIMEOUT_MS: "" })).toEqual(defaults);
     expect(
       readDaemonSettings({ FLOOT_TOOL_TIMEOUT_MS: "90000", FLOOT_GATE_TIMEOUT_MS: "5000" }),
@@ -39,6 +42,7 @@ describe("the daemon's settings", () => {
     ["FLOOT_TOOL_TIMEOUT_MS", "99999999999"],
     ["FLOOT_MAX_CONNECTIONS", "lots"],
     ["FLOOT_IDLE_TIMEOUT_MS", "1.5"],
+    ["FLOOT_KEEPER", "yes"],
   ])("%s=%s is refused by name", (variable, value) => {
     let caught: unknown;
     try {

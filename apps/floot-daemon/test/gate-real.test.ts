@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest } from "@bridgeworks/model-double";
 import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
@@ -71,9 +71,8 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
     expect(existsSync(join(session.workspace, "gated.txt"))).toBe(true);
   });
 
-  test("with the daemon gone, the tool does not run and the model is told why", async () => {
-    const id = backend === "claude" ? "toolu_orphan" : "call_orphan";
-    const marker = "orphaned.txt";
+  /** A turn whose one shell call reaches the model's stream only after the daemon was killed. */
+  async function lateCall(id: string, marker: string, gateTimeoutMs: string) {
     world = await FlootWorld.create(backend, {
       steps: [
         {
@@ -95,14 +94,21 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
       ],
     });
     const w = world;
-    await w.startDaemon();
+    await w.startDaemon({ FLOOT_GATE_TIMEOUT_MS: gateTimeoutMs });
     const session = await w.createSession();
     const turn = await w.send(session.id, "[orphan] run it");
     await w.double.waitForRequest((request) => bodyText(request).includes("[orphan]"), { timeoutMs: 30_000 });
     await w.waitForTurn(turn.id, (t) => t.process !== undefined, "running");
     await w.killDaemon();
+    return { w, session, turn };
+  }
 
-    // Both CLIs go on without their daemon (stdout broken): the hook finds no daemon and blocks the
+  test("with the daemon gone past the gate's bound, the tool does not run and the model is told why", async () => {
+    const id = backend === "claude" ? "toolu_orphan" : "call_orphan";
+    const marker = "orphaned.txt";
+    const { w, session, turn } = await lateCall(id, marker, "3000");
+
+    // The CLI goes on under the keeper: its hook waits for a daemon (3 s here), finds none, blocks the
     // call, and the model reads why (measured: claude 2.1.332, codex 0.171).
     const followUp = await w.double.waitForRequest(
       (request) => request.index > 0 && bodyText(request).includes(id),
@@ -112,8 +118,25 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
     expect(bodyText(followUp)).toContain("cannot be reached");
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(existsSync(join(session.workspace, marker))).toBe(false);
+    // The next daemon adopts the turn, which ends as its model says, the call never run.
     await w.startDaemon();
-    expect((await w.waitForEnd(turn.id)).phase).toBe("interrupted");
+    expect((await w.waitForEnd(turn.id)).phase).toBe("completed");
+    expect(existsSync(join(session.workspace, marker))).toBe(false);
+  });
+
+  test("with the daemon back within the gate's bound, the new daemon admits the call and it runs once", async () => {
+    const id = backend === "claude" ? "toolu_back" : "call_back";
+    const marker = "back.txt";
+    const { w, session, turn } = await lateCall(id, marker, "60000");
+    // The call reaches the hook while no daemon runs: it waits, and the next daemon answers it.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(existsSync(join(session.workspace, marker))).toBe(false);
+    await w.startDaemon();
+    const done = await w.waitForEnd(turn.id, 90_000);
+    expect(done.phase, JSON.stringify(done.error)).toBe("completed");
+    expect(readFileSync(join(session.workspace, marker), "utf8")).toBe("ran\n");
+    const admitted = (await w.events(turn.id)).filter((e) => e.event.type === "tool.admitted");
+    expect(admitted).toHaveLength(1);
   });
 
   test("a daemon too slow to answer the gate: the tool does not run and the model is told why", async () => {
@@ -192,6 +215,8 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
     prepare(reader.workspace);
     const first = await w.send(reader.id, "[look] at the notes");
     await w.daemonExited();
+    // The keeper killed too, its CLI orphaned (fenced at start): recovery decides, not adoption.
+    await w.killKeeper({ clis: false });
     await w.startDaemon({}, {});
     const [original, replay] = await w.turns(reader.id);
     expect(original).toMatchObject({ phase: "interrupted", effects: [] });
@@ -214,6 +239,7 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
     prepare(strict.workspace);
     const second = await w.send(strict.id, "[look] at the notes");
     await w.daemonExited();
+    await w.killKeeper({ clis: false });
     await w.startDaemon();
     await new Promise((resolve) => setTimeout(resolve, 500));
     const strictTurns = await w.turns(strict.id);

@@ -173,7 +173,8 @@ describe("permission requests: claude", () => {
     const session = await w.createSession(askingSession);
     const turn = await w.send(session.id, "[durable] run it");
     const pending = await pendingRequest(w, "toolu_durable");
-    await w.restartAfterKill();
+    // The keeper killed too: the turn's CLI goes with it (keeper-restart.test.ts: it is kept).
+    await w.restartAfterKeeperKill();
 
     expect((await w.waitForEnd(turn.id)).phase).toBe("interrupted");
     const orphaned = await pendingRequest(w, "toolu_durable", "orphaned");
@@ -200,6 +201,40 @@ describe("permission requests: claude", () => {
     expect(await admitted(retry.id)).toBe(1);
     expect(JSON.parse(await floot(w, "approval", "list"))).toEqual({ requests: [] });
   });
+
+  test.each(["SIGTERM", "SIGKILL"] as const)(
+    "a pending request across a %s restart, the CLI kept: decided once after it, the tool runs once, the turn completes",
+    async (how) => {
+      world = await FlootWorld.create("claude", {
+        steps: [
+          { ...bashCall("[kept]", "toolu_kept", "echo once >> kept.txt"), repeat: true },
+          {
+            match: { toolResultFor: "toolu_kept" },
+            repeat: true,
+            response: { events: [{ type: "text", text: "KEPT DONE" }] },
+          },
+        ],
+      });
+      const w = world;
+      await w.startDaemon();
+      const session = await w.createSession(askingSession);
+      const turn = await w.send(session.id, "[kept] run it");
+      const pending = await pendingRequest(w, "toolu_kept");
+      if (how === "SIGTERM") await w.stopDaemon();
+      else await w.killDaemon();
+      await w.startDaemon();
+      // Still pending, the same request: the CLI's permission prompt call was asked again by its id.
+      const still = await pendingRequest(w, "toolu_kept");
+      expect(still.id).toBe(pending.id);
+      const decided = JSON.parse(await floot(w, "approval", "allow", pending.id)) as DecidePermissionResponse;
+      expect(decided.deliveredTo).toBe("call");
+      const done = await w.waitForEnd(turn.id, 90_000);
+      expect(done.phase, JSON.stringify(done.error)).toBe("completed");
+      expect(lines(join(session.workspace, "kept.txt"))).toEqual(["once"]);
+      expect(await w.turns(session.id)).toHaveLength(1);
+      expect(JSON.parse(await floot(w, "approval", "list"))).toEqual({ requests: [] });
+    },
+  );
 
   test("a request nobody decides within the session's --permission-timeout is denied; the model reads why", async () => {
     world = await FlootWorld.create("claude", {

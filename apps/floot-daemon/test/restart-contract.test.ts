@@ -170,7 +170,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     await w.double.waitForRequest((r) => bodyText(r).includes("[think]"), { timeoutMs: 30_000 });
     const stalled = await w.waitForTurn(turn.id, (t) => t.phase === "running" && !!t.process, "running");
     expect(isSameProcess(stalled.process!)).toBe(true);
-    await w.restartAfterKill();
+    // The keeper killed too: its CLI left running, orphaned; recovery is the path.
+    await w.restartAfterKeeperKill();
     // Fencing happens before the new daemon is ready: the old CLI is gone before any replay spawns.
     expect(isSameProcess(stalled.process!)).toBe(false);
     const old = await w.waitForEnd(turn.id);
@@ -262,7 +263,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       30_000,
       "assistant text journaled",
     );
-    await w.restartAfterKill();
+    // The keeper killed too (its CLI orphaned, then fenced): recovery is the path.
+    await w.restartAfterKeeperKill();
     const interrupted = await w.waitForEnd(turn.id);
     expect(interrupted.phase).toBe("interrupted");
     expect(interrupted.effects).toContain("assistant_text");
@@ -305,7 +307,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       const turn = await w.send(session.id, "[tool] write the marker");
       await w.waitForTurn(turn.id, (t) => t.effects.includes("tool_started"), "tool started");
       await waitUntil(() => existsSync(marker), 30_000, "marker written");
-      await w.restartAfterKill();
+      // The keeper killed too (its CLI orphaned, then fenced): recovery is the path.
+      await w.restartAfterKeeperKill();
       const interrupted = await w.waitForEnd(turn.id);
       expect(interrupted.phase).toBe("interrupted");
       // Recorded before the tool ran: the gate's admission of that very call.
@@ -354,12 +357,14 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     expect(pending).toMatchObject({ name: "API_TOKEN", status: "pending", turnId: turn.id });
     const firstGeneration = w.daemon!.file.generation;
 
-    // Point 7: the bridge dies with the daemon; the CLI hears a tool error within seconds.
-    // Within seconds the CLI either tells the model the tool failed or, its output gone with the
-    // daemon, exits: it never waits out a tool timeout on a dead bridge.
+    // Point 7, the keeper killed with the daemon (so no daemon can adopt the turn): once the daemon
+    // is back, within seconds the CLI either tells the model the tool failed or is ended: it never
+    // waits out a tool timeout on a dead bridge.
     const requestsBefore = w.double.requests.length;
     const cli = (await w.turn(turn.id)).process!;
-    const killedAt = await w.killDaemon();
+    await w.killDaemonAndKeeper();
+    await w.startDaemon();
+    const startedAt = Date.now();
     let followUp: RecordedRequest | undefined;
     await waitUntil(
       () => {
@@ -369,10 +374,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
       10_000,
       "the CLI stops waiting on the dead bridge",
     );
-    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
     if (followUp) expect(bodyText(followUp)).not.toContain("provided API_TOKEN");
-
-    await w.startDaemon();
     expect(w.daemon!.file.generation).toBe(firstGeneration + 1);
     expect((await w.turn(turn.id)).phase).toBe("interrupted");
     const again = await w.secretRequests();
@@ -411,6 +414,69 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     const daemonLog = w.daemon!.process.stderr();
     expect(daemonLog).not.toContain(secret);
   });
+
+  test.each(["SIGTERM", "SIGKILL"] as const)(
+    "6b. requestSecret across a %s restart, the CLI kept: the same request, submitted once, completes the turn",
+    async (how) => {
+      const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
+      const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+      const w = await setUp(backend, {
+        steps: [
+          {
+            match: provided,
+            repeat: true,
+            response: { events: [{ type: "text", text: "THANKS FOR THE TOKEN" }] },
+          },
+          {
+            match: { lastUserTextIncludes: "[secret]" },
+            repeat: true,
+            response: {
+              events: [
+                {
+                  type: "tool_use",
+                  nameFrom: { endsWith: "requestSecret" },
+                  input: { name: "API_TOKEN", prompt: "the deploy token" },
+                },
+              ],
+            },
+          },
+        ],
+      });
+      const session = await w.createSession();
+      const turn = await w.send(session.id, "[secret] deploy it");
+      await w.waitForTurn(turn.id, (t) => t.phase === "awaiting_secret", "awaiting_secret");
+      const [pending] = await w.secretRequests();
+      if (how === "SIGTERM") await w.stopDaemon();
+      else await w.killDaemon();
+      await w.startDaemon();
+      expect((await w.turn(turn.id)).phase).toBe("awaiting_secret");
+      // The shim asked again, by the same call: still the one request, pending.
+      await waitUntil(
+        async () => (await w.secretRequests()).some((r) => r.id === pending!.id && r.status === "pending"),
+        30_000,
+        "the request pending again",
+      );
+      expect((await w.secretRequests()).map((r) => r.id)).toEqual([pending!.id]);
+      const answer = await w.client.request<SubmitSecretResponse>(
+        "POST",
+        `/v1/secret-requests/${pending!.id}/submit`,
+        { value: secret },
+      );
+      expect(answer.deliveredTo).toBe("call");
+      const done = await w.waitForEnd(turn.id, 40_000).catch(async (error) => {
+        console.log("DEBUG6b", JSON.stringify((await w.events(turn.id)).map((e) => e.event)).slice(0, 6000));
+        console.log(
+          "DEBUG6b requests",
+          JSON.stringify(w.double.requests.map((r) => JSON.stringify(r.body).slice(-600))),
+        );
+        throw error;
+      });
+      expect(done.phase, JSON.stringify(done.error)).toBe("completed");
+      expect(w.double.requests.filter(provided).length).toBeGreaterThanOrEqual(1);
+      expect(await w.turns(session.id)).toHaveLength(1);
+      expect(filesContaining([w.stateDir, w.env.home], secret)).toEqual([]);
+    },
+  );
 
   test("7. a bridge killed during a call gives the CLI a tool error within seconds", async () => {
     const w = await setUp(backend, {

@@ -74,7 +74,8 @@ describe("a submitted secret across a restart", () => {
     const credentials = () => filesUnder(w.runtimeDir).filter((path) => path.includes("cred-"));
     expect(credentials()).toHaveLength(1);
 
-    await w.killDaemon();
+    // The keeper killed too (its CLI orphaned, fenced at start): a kept turn's processes would survive.
+    await w.killDaemonAndKeeper();
     await w.startDaemon();
     expect((await w.waitForEnd(turn.id)).phase).toBe("interrupted");
     expect(isProcessAlive(later)).toBe(false);

@@ -147,12 +147,14 @@ test("a Bash call outside the rules is a card: allow once, allow for the session
     runAnyCode: [],
   });
 
-  // A pending card survives SIGKILL of the daemon: the turn is interrupted, the card says deciding
+  // A pending card survives SIGKILL of the daemon and its keeper: the turn is interrupted, the card says deciding
   // starts a retry, and allowing it runs the call once, in the retry.
   await sendFromPage(page, "[durable] touch it once");
   ({ card, requestId } = await pendingCard(page));
   const asked = await turnOf(w, requestId);
-  await w.killDaemon();
+  // The keeper killed too: the CLI goes with it, so the turn is recovered (keeper-restart.test.ts and
+  // permission-real.test.ts show a kept one).
+  await w.killDaemonAndKeeper();
   await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
   await w.startDaemon();
   await page.locator(`[data-turn-id="${asked.id}"][data-phase="interrupted"]`).waitFor({ timeout: 60_000 });

@@ -299,7 +299,8 @@ describe("web UI", () => {
     const turn = await currentTurn(w, session.id);
     const port = w.daemon!.file.port;
 
-    await w.killDaemon();
+    // The keeper killed too: the turn's CLI goes with it, so the turn is recovered, not adopted.
+    await w.killDaemonAndKeeper();
     await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
     await expect(page.getByRole("alert").textContent()).resolves.toContain("Reconnecting");
     await screenshot(page, "session-reconnecting");
@@ -415,7 +416,8 @@ describe("web UI", () => {
     await form.scrollIntoViewIfNeeded();
     await screenshot(page, "session-secret-form");
 
-    await w.killDaemon();
+    // The keeper killed too: recovery, not adoption (keeper-restart.test.ts has that).
+    await w.killDaemonAndKeeper();
     await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
     await w.startDaemon();
     await page.locator(`[data-turn-id="${turn.id}"][data-phase="interrupted"]`).waitFor({ timeout: 30_000 });

@@ -378,11 +378,14 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
   async function close(waitMs = 0): Promise<void> {
     if (closing) return;
     closing = true;
+    // No daemon may connect to a keeper that is ending: its name goes first, so the next daemon
+    // starts a keeper of its own there (and this one never removes that one's socket).
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(options.socketPath, { force: true });
     if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
     for (const id of [...kept.keys()]) release(id);
     for (const connection of connections) connection.socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    rmSync(options.socketPath, { force: true });
+    await stopped;
     (options.onClosed ?? (() => process.exit(0)))();
   }
 

@@ -226,6 +226,28 @@ describe("the CLI keeper", () => {
     expect(heard.exit?.signal).toBe("SIGKILL");
   });
 
+  test("a keeper told to end gives up its name at once: the next daemon starts its own there, which stays", async () => {
+    const where = places();
+    const first = await open(where);
+    const firstPid = first.pid;
+    first.shutdown(0);
+    // Within the ending keeper's grace period, the next daemon opens the keeper of the place.
+    const second = await open(where);
+    expect(second.pid).not.toBe(firstPid);
+    await waitUntil(() => !isProcessAlive(firstPid), 15_000, "the first keeper exits");
+    // The first one's end took nothing of the second's: its socket answers, and it runs a CLI.
+    expect(existsSync(where.socketPath)).toBe(true);
+    const started = await second.spawn("after", {
+      command: "sh",
+      args: ["-c", "echo still"],
+      cwd: "/",
+      env,
+      stdin: "",
+    });
+    expect(isProcessAlive(second.pid)).toBe(true);
+    expect(started.pid).toBeGreaterThan(0);
+  });
+
   test("with nothing kept and no daemon, it exits and removes its socket", async () => {
     const where = places();
     const keeper = await open(where, 500);

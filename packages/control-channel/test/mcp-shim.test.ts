@@ -223,7 +223,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     const newToken = mintToken(randomBytes);
     const rebindFile = join(dir, "turn.rebind");
     const shim = startShim(join(dir, "old.sock"), oldToken, { rebindFile, rebindWaitMs: 20_000 });
-    const before = await withTimeout(oldBridge.connections, 5_000, "old bridge connection");
+    const before = await withTimeout(oldBridge.connections, 5_000, () => "old bridge connection");
     shim.stdin.write(line(initialize));
     await waitUntil(() => oldBridge.received().includes('"initialize"'), 5_000, "initialize relayed");
     before.write(line({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "old" } } }));
@@ -241,7 +241,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }), {
       mode: 0o600,
     });
-    const after = await withTimeout(newBridge.connections, 10_000, "new bridge connection");
+    const after = await withTimeout(newBridge.connections, 10_000, () => "new bridge connection");
     await waitUntil(() => newBridge.received().includes('"id":3'), 5_000, "held call 3 sent");
     const sent = newBridge
       .received()
@@ -313,8 +313,8 @@ describe("runShim across a daemon restart (rebind)", () => {
       rebindFile: join(dir, "never"),
       rebindWaitMs: 300,
     });
-    (await withTimeout(bridge.connections, 5_000, "connection")).destroy();
-    expect(await withTimeout(shim.done, 10_000, "shim exit")).toBe(ShimExitCode.bridgeClosed);
+    (await withTimeout(bridge.connections, 5_000, () => "connection")).destroy();
+    expect(await withTimeout(shim.done, 10_000, () => "shim exit")).toBe(ShimExitCode.bridgeClosed);
     expect(shim.stderrText()).toContain("no daemon rebound this turn");
   });
 });

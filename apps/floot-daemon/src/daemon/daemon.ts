@@ -173,7 +173,11 @@ async function startLocked(
   const vault = new SecretVault(join(runtimeDir, secretsDirName), randomUUID);
   await vault.open();
   cleanups.push(() => vault.close());
-  const keeper = await connectTheKeeper(runtime, options.keeperScript ?? besideBundle("keeper.mjs"), logger);
+  const keeper = await connectTheKeeper(
+    settings.keeper ? runtime : undefined,
+    options.keeperScript ?? besideBundle("keeper.mjs"),
+    logger,
+  );
   cleanups.push(() => keeper.close());
 
   // A confined turn's commands reach neither the state dir nor any runtime dir of the daemon's.

@@ -113,16 +113,19 @@ export interface KeeperLink {
 }
 
 /**
- * The keeper link of a start. A runtime dir made fresh for this start (the shared-tmpfs fallback) is
- * found by no later daemon: its CLIs run under the daemon, ended with it, as before the keeper.
+ * The keeper link of a start (none when `runtime` is undefined: `FLOOT_KEEPER=off`). A runtime dir made
+ * fresh for this start (the shared-tmpfs fallback) is found by no later daemon: its CLIs run under the
+ * daemon, ended with it, as before the keeper.
  */
 export async function connectTheKeeper(
-  runtime: { path: string; replaced?: unknown },
+  runtime: { path: string; replaced?: unknown } | undefined,
   script: string | undefined,
   logger: Logger,
 ): Promise<KeeperLink> {
   let client: KeeperClient | undefined;
-  if (runtime.replaced !== undefined) {
+  if (runtime === undefined) {
+    logger.info("no CLI keeper (FLOOT_KEEPER=off): turns end with the daemon");
+  } else if (runtime.replaced !== undefined) {
     logger.warn("no CLI keeper: the runtime dir is new at every start, so turns end with the daemon");
   } else {
     try {

@@ -68,10 +68,12 @@ export class SecretBroker {
 
   async ask(context: TurnContext, draft: SecretRequestDraft, signal: AbortSignal): Promise<SecretAnswer> {
     const request = this.#journal.secrets.requestSecret(context.turnId, draft);
+    // An answer given while no call waited: a later call of this name, or this very call asked again
+    // (its shim rebound to a restarted daemon after the person answered), takes it.
     const held = this.#vault.take(context.sessionId, draft.name);
-    if (held !== undefined && request.status === "pending") {
+    if (held !== undefined && (request.status === "pending" || request.status === "submitted")) {
       const credential = this.#vault.materialize(context.turnId, draft.name, held);
-      this.#journal.secrets.resolveSecretRequest(request.id, "submitted");
+      if (request.status === "pending") this.#journal.secrets.resolveSecretRequest(request.id, "submitted");
       return { kind: "provided", credential };
     }
     if (request.status !== "pending") {

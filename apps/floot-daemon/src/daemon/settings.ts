@@ -12,6 +12,11 @@ export interface DaemonSettings {
   cliStartHoldMs: number;
   /** `FLOOT_MAX_CONNECTIONS`, `FLOOT_MAX_IDLE_CONNECTIONS`, `FLOOT_IDLE_TIMEOUT_MS`. */
   connectionLimits: HttpConnectionLimits;
+  /**
+   * `FLOOT_KEEPER` (`on`, the default, or `off`): whether turns run under the keeper, which outlives the
+   * daemon; off, the daemon's spawner helper starts them and they end with the daemon.
+   */
+  keeper: boolean;
 }
 
 /** A setting the daemon cannot start with: `variable` names it, `problem` says what is wrong. */
@@ -58,7 +63,11 @@ export function readDaemonSettings(env: Readonly<Record<string, string | undefin
       message.replace(/^\w+ /, ""),
     );
   }
+  const keeper = env.FLOOT_KEEPER ?? "";
+  if (!["", "on", "off"].includes(keeper))
+    throw new SettingError("FLOOT_KEEPER", `must be on or off, got ${JSON.stringify(keeper)}`);
   return {
+    keeper: keeper !== "off",
     toolTimeoutMs: ms("FLOOT_TOOL_TIMEOUT_MS"),
     gateTimeoutMs: ms("FLOOT_GATE_TIMEOUT_MS"),
     cliStartHoldMs: ms("FLOOT_CLI_START_HOLD_MS"),

@@ -32,6 +32,13 @@ export const killPoints: readonly KillPoint[] = [
   "recovery",
 ];
 
+/**
+ * The torture kills the daemon and checks what recovery makes of each turn: its CLIs run without the
+ * keeper (`FLOOT_KEEPER=off`), so they end with the daemon, as after a reboot. A torture of the keeper
+ * itself (kills at SIGTERM, mid-spool, during adoption, of the keeper) is issue 31's part 7, not built.
+ */
+const recoveryOnly = { FLOOT_KEEPER: "off" };
+
 export interface TortureOptions {
   backend: Backend;
   trials: number;
@@ -241,7 +248,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     stepStart = now;
   };
   try {
-    await world.startDaemon({}, firstFaults(plan));
+    await world.startDaemon(recoveryOnly, firstFaults(plan));
     step("start");
     const session = await api(world, () => world.createSession());
     const effectsFile = join(session.workspace, effectsFileName);
@@ -276,7 +283,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
         violate("journal_inconsistent", `after the recovery kill: ${detail}`);
     }
 
-    await world.startDaemon();
+    await world.startDaemon(recoveryOnly);
     step("restart");
     const turns = await settle(world, session.id, settleTimeoutMs);
     step("settle");
@@ -522,7 +529,7 @@ async function stopGracefully(world: FlootWorld): Promise<void> {
 
 /** Starts a daemon that may be killed by a fault before it is ready. */
 async function startDaemonOrExit(world: FlootWorld, faults: DaemonFaults): Promise<"ready" | "exited"> {
-  const started = world.startDaemon({}, faults).then(
+  const started = world.startDaemon(recoveryOnly, faults).then(
     () => "ready" as const,
     () => "exited" as const,
   );
