@@ -31,7 +31,10 @@ export interface TestBrowser {
 }
 
 /** Debian's Chromium with a fresh profile; `close()` ends it and checks no process of it is left. */
-export async function openBrowser(options: { width?: number; height?: number } = {}): Promise<TestBrowser> {
+/** `mobile`: a phone (the viewport meta tag honoured, touch events), as Chromium's device emulation does. */
+export async function openBrowser(
+  options: { width?: number; height?: number; mobile?: boolean } = {},
+): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "floot-ui-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
@@ -39,6 +42,7 @@ export async function openBrowser(options: { width?: number; height?: number } =
     headless: true,
     viewport: { width: options.width ?? 1100, height: options.height ?? 820 },
     colorScheme: "light",
+    ...(options.mobile && { isMobile: true, hasTouch: true }),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
