@@ -80,13 +80,30 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   return path;
 }
 
-/** Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the docs link. */
-export async function saveScreenshot(target: Page | Locator, name: string): Promise<string> {
+/**
+ * Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the docs link;
+ * of a page, `from` and `to` (elements on screen) bound the part saved, the viewport's width.
+ */
+export async function saveScreenshot(
+  target: Page | Locator,
+  name: string,
+  part?: { from: Locator; to: Locator },
+): Promise<string> {
   mkdirSync(docsScreenshotDir, { recursive: true });
   const path = join(docsScreenshotDir, `${name}.png`);
-  // Centred, so the page's sticky app bar covers none of it.
-  if (!("goto" in target)) await target.evaluate((element) => element.scrollIntoView({ block: "center" }));
-  await target.screenshot({ path, animations: "disabled" });
+  if (!("goto" in target)) {
+    // Centred, so the page's sticky app bar covers none of it.
+    await target.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    await target.screenshot({ path, animations: "disabled" });
+  } else if (part === undefined) {
+    await target.screenshot({ path, animations: "disabled" });
+  } else {
+    const top = (await part.from.boundingBox())!.y;
+    const to = (await part.to.boundingBox())!;
+    const width = target.viewportSize()!.width;
+    const clip = { x: 0, y: top, width, height: to.y + to.height - top };
+    await target.screenshot({ path, clip, animations: "disabled" });
+  }
   return path;
 }
 

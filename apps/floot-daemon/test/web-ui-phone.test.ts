@@ -8,6 +8,7 @@ import {
   openSessionPage,
   pageOrigin,
   saveScreenshot,
+  screenshot,
   signInLink,
 } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
@@ -113,7 +114,7 @@ test("at 390x844 nothing widens any page, the long-PATH error included; the list
   await expect(workspace.textContent()).resolves.toBe(claude.workspace);
   const workspaceBox = (await workspace.boundingBox())!;
   expect(workspaceBox.x + workspaceBox.width).toBeLessThanOrEqual(rowBox.x + rowBox.width);
-  await saveScreenshot(page, "phone-sessions");
+  await screenshot(page, "phone-sessions");
 
   // The failed Codex turn: its PATH wraps inside the note, and the composer's Send takes the tap.
   await openSessionPage(page, w, codex.id);
@@ -134,10 +135,13 @@ test("at 390x844 nothing widens any page, the long-PATH error included; the list
   const turn = page.locator(`[data-turn-id="${asking.id}"]`);
   await turn.locator('.permission-card[data-status="pending"]').waitFor({ timeout: 90_000 });
   await page.locator(`[data-turn-id="${asking.id}"][data-waiting="approval"]`).waitFor();
+  await turn.locator(".tool .chip-waiting").waitFor();
   expect(await tooWide(page)).toEqual([]);
-  // Its head under the app bar (the turn's scroll margin), its card below.
-  await turn.evaluate((element) => element.scrollIntoView({ block: "start" }));
-  await saveScreenshot(page, "phone-approval");
+  // For the README: from the call to the composer (no clock, id or temp path in it, so a rerun writes
+  // the same bytes).
+  const call = turn.locator(".tool").first();
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  await saveScreenshot(page, "phone-approval", { from: call, to: page.locator(".composer") });
   const cancel = turn.getByRole("button", { name: "Cancel" });
   await expectTappable(cancel);
   await cancel.tap();
