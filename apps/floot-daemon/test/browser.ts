@@ -107,6 +107,31 @@ export async function saveScreenshot(
   return path;
 }
 
+/**
+ * Every element that reaches past the viewport's sides, unless an ancestor clips or scrolls it (a code
+ * block scrolls inside itself), and the document when anything makes it wider than the viewport.
+ */
+export function tooWide(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (element: Element) => {
+      for (let up = element.parentElement; up && up !== document.body; up = up.parentElement)
+        if (getComputedStyle(up).overflowX !== "visible") return true;
+      return false;
+    };
+    const found: string[] = [];
+    for (const element of document.body.querySelectorAll("*")) {
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if ((box.left < -0.5 || box.right > width + 0.5) && !clipped(element))
+        found.push(`${element.tagName.toLowerCase()}.${element.className} ${box.left}..${box.right}`);
+    }
+    const scrollWidth = document.documentElement.scrollWidth;
+    if (scrollWidth > width) found.push(`the document is ${scrollWidth} px wide, the viewport ${width}`);
+    return found;
+  });
+}
+
 /** The page's origin: the daemon's TCP port on 127.0.0.1. */
 export function pageOrigin(w: FlootWorld): string {
   return `http://127.0.0.1:${w.daemon!.file.port}`;

@@ -1,5 +1,5 @@
 import type { FlootSession, TurnRecord } from "@bridgeworks/protocol";
-import type { Locator, Page } from "playwright-core";
+import type { Locator } from "playwright-core";
 import { expect, test } from "vitest";
 import { bashCallsScript } from "./bash-calls-script.js";
 import {
@@ -10,6 +10,7 @@ import {
   saveScreenshot,
   screenshot,
   signInLink,
+  tooWide,
 } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 import { startDaemonWithoutCodex } from "./ui-long-path.js";
@@ -21,31 +22,6 @@ import { startDaemonWithoutCodex } from "./ui-long-path.js";
 
 const scope = browserTestScope();
 const phone = { width: 390, height: 844 };
-
-/**
- * Every element that reaches past the viewport's sides, unless an ancestor clips or scrolls it (a code
- * block scrolls inside itself), and the document when anything makes it wider than the viewport.
- */
-function tooWide(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const clipped = (element: Element) => {
-      for (let up = element.parentElement; up && up !== document.body; up = up.parentElement)
-        if (getComputedStyle(up).overflowX !== "visible") return true;
-      return false;
-    };
-    const found: string[] = [];
-    for (const element of document.body.querySelectorAll("*")) {
-      const box = element.getBoundingClientRect();
-      if (box.width === 0 && box.height === 0) continue;
-      if ((box.left < -0.5 || box.right > width + 0.5) && !clipped(element))
-        found.push(`${element.tagName.toLowerCase()}.${element.className} ${box.left}..${box.right}`);
-    }
-    const scrollWidth = document.documentElement.scrollWidth;
-    if (scrollWidth > width) found.push(`the document is ${scrollWidth} px wide, the viewport ${width}`);
-    return found;
-  });
-}
 
 /** The button is on screen and a tap at its centre lands on it, not on what is around or over it. */
 async function expectTappable(button: Locator): Promise<void> {

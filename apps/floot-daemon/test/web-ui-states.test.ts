@@ -2,10 +2,18 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { toolTurnScript } from "@bridgeworks/model-double";
 import type { FlootSession } from "@bridgeworks/protocol";
-import type { Page } from "playwright-core";
+import type { Locator, Page } from "playwright-core";
 import { expect, test } from "vitest";
 import { bashCallsScript } from "./bash-calls-script.js";
-import { browserTestScope, openSessionPage, openSignedIn, screenshot, sendFromPage } from "./browser.js";
+import {
+  browserTestScope,
+  openSessionPage,
+  openSignedIn,
+  pageOrigin,
+  screenshot,
+  sendFromPage,
+  tooWide,
+} from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 import { startDaemonWithoutCodex } from "./ui-long-path.js";
 
@@ -50,6 +58,33 @@ test("a turn waiting on an approval reads 'waiting for your approval' in its chi
   await expect.poll(() => said(page, turnId), { timeout: 30_000 }).toEqual(waiting);
   expect((await w.turn(turnId)).phase).toBe("running");
   await screenshot(page, "waiting-for-approval");
+
+  // The list says it too; on a desktop its row keeps the title on one line beside the badge, the
+  // workspace under them, nothing past the screen.
+  await page.goto(`${pageOrigin(w)}/#/`);
+  const row = page.locator(`[data-session-id="${session.id}"]`);
+  await row.locator(".waiting-badge").waitFor({ timeout: 30_000 });
+  await expect(row.locator(".session-turn .chip").textContent()).resolves.toBe("waiting for your approval");
+  await expect(row.locator(".waiting-badge").textContent()).resolves.toBe("needs approval");
+  const box = async (locator: Locator) => (await locator.boundingBox())!;
+  const rowBox = await box(row);
+  const badgeBox = await box(row.locator(".waiting-badge"));
+  const title = row.locator(".session-title");
+  const titleLines = await title.evaluate((element) =>
+    Math.round(
+      element.getBoundingClientRect().height / Number.parseFloat(getComputedStyle(element).lineHeight),
+    ),
+  );
+  expect(badgeBox.x + badgeBox.width).toBeLessThanOrEqual(rowBox.x + rowBox.width);
+  expect(titleLines).toBe(1);
+  // Under the title, not squeezed beside it.
+  const titleBox = await box(title);
+  expect((await box(row.locator(".session-workspace"))).y).toBeGreaterThanOrEqual(
+    titleBox.y + titleBox.height,
+  );
+  expect(await tooWide(page)).toEqual([]);
+  await screenshot(page, "sessions-waiting-desktop");
+  await openSessionPage(page, w, session.id);
 
   await page.reload();
   await page.locator('.permission-card[data-status="pending"]').waitFor({ timeout: 60_000 });
