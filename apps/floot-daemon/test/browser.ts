@@ -31,7 +31,10 @@ export interface TestBrowser {
 }
 
 /** Debian's Chromium with a fresh profile; `close()` ends it and checks no process of it is left. */
-export async function openBrowser(options: { width?: number; height?: number } = {}): Promise<TestBrowser> {
+/** `mobile`: a phone (the viewport meta tag honoured, touch events), as Chromium's device emulation does. */
+export async function openBrowser(
+  options: { width?: number; height?: number; mobile?: boolean } = {},
+): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "floot-ui-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
@@ -39,6 +42,7 @@ export async function openBrowser(options: { width?: number; height?: number } =
     headless: true,
     viewport: { width: options.width ?? 1100, height: options.height ?? 820 },
     colorScheme: "light",
+    ...(options.mobile && { isMobile: true, hasTouch: true }),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
@@ -76,14 +80,56 @@ export async function screenshot(page: Page, name: string, fullPage = false): Pr
   return path;
 }
 
-/** Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the docs link. */
-export async function saveScreenshot(target: Page | Locator, name: string): Promise<string> {
+/**
+ * Saves `target` (a page, or one element of it) as `docs/screenshots/<name>.png`, which the docs link;
+ * of a page, `from` and `to` (elements on screen) bound the part saved, the viewport's width.
+ */
+export async function saveScreenshot(
+  target: Page | Locator,
+  name: string,
+  part?: { from: Locator; to: Locator },
+): Promise<string> {
   mkdirSync(docsScreenshotDir, { recursive: true });
   const path = join(docsScreenshotDir, `${name}.png`);
-  // Centred, so the page's sticky app bar covers none of it.
-  if (!("goto" in target)) await target.evaluate((element) => element.scrollIntoView({ block: "center" }));
-  await target.screenshot({ path, animations: "disabled" });
+  if (!("goto" in target)) {
+    // Centred, so the page's sticky app bar covers none of it.
+    await target.evaluate((element) => element.scrollIntoView({ block: "center" }));
+    await target.screenshot({ path, animations: "disabled" });
+  } else if (part === undefined) {
+    await target.screenshot({ path, animations: "disabled" });
+  } else {
+    const top = (await part.from.boundingBox())!.y;
+    const to = (await part.to.boundingBox())!;
+    const width = target.viewportSize()!.width;
+    const clip = { x: 0, y: top, width, height: to.y + to.height - top };
+    await target.screenshot({ path, clip, animations: "disabled" });
+  }
   return path;
+}
+
+/**
+ * Every element that reaches past the viewport's sides, unless an ancestor clips or scrolls it (a code
+ * block scrolls inside itself), and the document when anything makes it wider than the viewport.
+ */
+export function tooWide(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const clipped = (element: Element) => {
+      for (let up = element.parentElement; up && up !== document.body; up = up.parentElement)
+        if (getComputedStyle(up).overflowX !== "visible") return true;
+      return false;
+    };
+    const found: string[] = [];
+    for (const element of document.body.querySelectorAll("*")) {
+      const box = element.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if ((box.left < -0.5 || box.right > width + 0.5) && !clipped(element))
+        found.push(`${element.tagName.toLowerCase()}.${element.className} ${box.left}..${box.right}`);
+    }
+    const scrollWidth = document.documentElement.scrollWidth;
+    if (scrollWidth > width) found.push(`the document is ${scrollWidth} px wide, the viewport ${width}`);
+    return found;
+  });
 }
 
 /** The page's origin: the daemon's TCP port on 127.0.0.1. */

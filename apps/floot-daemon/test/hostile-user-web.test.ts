@@ -78,6 +78,8 @@ interface Loot {
   local: Record<string, string>;
   indexedDB: { database: string; store: string; record: Record<string, unknown> }[];
   signed: { nonce: string; signature: string }[];
+  /** What the origin's open tabs answered its request for their sign-in (issue 32). */
+  broadcast: unknown[];
 }
 
 /** The token the tab's sessionStorage names its sign-in by. */
@@ -96,6 +98,13 @@ async function squat(port: number) {
     /** Reloads the tab: the squatter's page runs in the tab's origin and posts all it could copy. */
     async stealOnReload(page: Page): Promise<Loot> {
       await page.reload();
+      await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
+      return lines().find((line) => line.stolen)!.stolen as Loot;
+    },
+    /** Opens `url` (the port's origin) in a new tab of the browser: the squatter's page runs there. */
+    async stealInNewTab(url: string): Promise<Loot> {
+      const tab = await browser!.context.newPage();
+      await tab.goto(url);
       await squatter.waitForOutput((out) => out.includes('"stolen"'), 60_000);
       return lines().find((line) => line.stolen)!.stolen as Loot;
     },
@@ -336,6 +345,26 @@ describe("a hostile local user against the web UI", () => {
     await page.reload();
     await page.locator('body[data-connection="online"]').waitFor({ timeout: 60_000 });
     await page.getByRole("heading", { name: "Sessions" }).waitFor();
+  }, 300_000);
+
+  test("issue 32: a new tab the squatter's page loaded asks the open tab for its sign-in; the tab checks the port's owner first and answers nothing", async () => {
+    // 1. A signed-in tab stays open; the daemon dies; the other user binds its port.
+    const { port, page, token, squatter } = await squattedTab();
+
+    // 2. The user opens the page in a new tab, which loads the squatter's page into the origin: it asks
+    //    over the BroadcastChannel, as the daemon's page does, and hears the open tab say it is there,
+    //    then decline (the port's owner gave no valid proof). No answer holds the sign-in.
+    const stolen = await squatter.stealInNewTab(`http://127.0.0.1:${port}/`);
+    expect(stolen.broadcast).toEqual([
+      { type: "here", id: "squatter" },
+      { type: "decline", id: "squatter" },
+    ]);
+    expect(JSON.stringify(stolen)).not.toContain(token);
+    expect(stolen.session).toEqual({});
+    // The open tab proved the port's owner before anything else, and sent it nothing of its sign-in.
+    const seen = squatter.lines().filter((line) => line.seen);
+    for (const { seen: request } of seen) expect(JSON.stringify(request)).not.toContain(token);
+    expect(await page.evaluate(() => document.body.dataset.connection)).not.toBe("online");
   }, 300_000);
 
   test("issue 36, localhost: another user cannot take [::1] on the daemon's port, so a localhost link reaches the daemon", async () => {

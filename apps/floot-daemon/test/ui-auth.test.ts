@@ -180,6 +180,29 @@ describe("web UI sign-in", () => {
     expect(await auth.redeemLoginCode(late.code, origin, pageKey().publicKey)).toBeUndefined();
   });
 
+  test("a refused code says why: used already, expired, or never issued by this process (a restart forgets codes)", async () => {
+    const now = { value: Date.parse("2026-11-30T12:00:00Z") };
+    const auth = world(now);
+    const used = auth.mintLoginCode();
+    const late = auth.mintLoginCode();
+    expect(await auth.redeemLoginCode(used.code, origin, pageKey().publicKey)).toBeDefined();
+    expect(await auth.redeemLoginCode(used.code, origin, pageKey().publicKey)).toBeUndefined();
+    expect(auth.loginCodeRefusal(used.code)).toBe("sign_in_link_used");
+    now.value += 60_001;
+    expect(await auth.redeemLoginCode(late.code, origin, pageKey().publicKey)).toBeUndefined();
+    expect(auth.loginCodeRefusal(late.code)).toBe("sign_in_link_expired");
+    // Still told apart an hour later; a code never minted is unknown.
+    now.value += 3_600_000;
+    expect(auth.loginCodeRefusal(used.code)).toBe("sign_in_link_used");
+    expect(auth.loginCodeRefusal(late.code)).toBe("sign_in_link_expired");
+    expect(auth.loginCodeRefusal("A".repeat(43))).toBe("sign_in_link_unknown");
+    const restarted = new UiAuth({ stateDir: stateDir!, now: () => now.value });
+    expect(restarted.loginCodeRefusal(used.code)).toBe("sign_in_link_unknown");
+    // A spent code is remembered for a day, then it is just unknown.
+    now.value += 24 * 3_600_000;
+    expect(auth.loginCodeRefusal(used.code)).toBe("sign_in_link_unknown");
+  });
+
   test("sign-ins and the daemon key survive a restart (0600, digests and public keys only); codes, nonces and access tokens do not", async () => {
     const now = { value: Date.now() };
     const auth = world(now);

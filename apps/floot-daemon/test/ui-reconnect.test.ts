@@ -7,7 +7,7 @@ import type { UiPublicKey } from "@bridgeworks/protocol";
 import { afterEach, describe, expect, test } from "vitest";
 import { UiAuth } from "../src/daemon/ui-auth.js";
 import { Unreachable } from "../ui/src/api.js";
-import { signInFromFragment } from "../ui/src/credential.js";
+import { signInWithCode, takeLoginCode } from "../ui/src/credential.js";
 import { watchSessionChanges } from "../ui/src/session-changes.js";
 import { memoryIndexedDb } from "./memory-indexeddb.js";
 
@@ -106,7 +106,7 @@ async function onePort() {
     Object.assign(page, before);
   });
   // The page's own sign-in: its key pair made, the code and public key traded for the credential.
-  await signInFromFragment();
+  await signInWithCode(takeLoginCode()!);
   const { token } = JSON.parse(storage.get("floot.credential")!) as { token: string };
 
   return {

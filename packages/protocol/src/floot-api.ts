@@ -232,6 +232,9 @@ export const FlootApiErrorCode = lazySchema(() =>
     "unsupported_media_type",
     "conflict",
     "sandbox_unavailable",
+    "sign_in_link_used",
+    "sign_in_link_expired",
+    "sign_in_link_unknown",
     "internal",
   ]),
 );

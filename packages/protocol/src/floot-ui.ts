@@ -26,6 +26,15 @@ export const UiSignInRequest = lazySchema(() =>
 export type UiSignInRequest = z.infer<typeof UiSignInRequest>;
 
 /**
+ * Why `POST /ui/sign-in` refused a code (401, the error's `code`): the link was used already, ran out
+ * (a code lives 60 s), or is not one this daemon process issued (mistyped, or minted before a restart).
+ */
+export const UiSignInRefusal = lazySchema(() =>
+  z.enum(["sign_in_link_used", "sign_in_link_expired", "sign_in_link_unknown"]),
+);
+export type UiSignInRefusal = z.infer<typeof UiSignInRefusal>;
+
+/**
  * The answer to a sign-in. `token` names the sign-in (valid only on the origin it was issued for, with
  * a signature by the page's key: alone it opens nothing); `identityKey` lets the page check the
  * daemon's identity (`POST /ui/identity`) before it sends anything.

@@ -13,8 +13,10 @@ import {
   type UiChallenge,
   type UiCredential,
   UiPublicKey,
+  type UiSignInRefusal,
 } from "@bridgeworks/protocol";
 import { loadDaemonKey } from "./daemon-key.js";
+import { LoginCodes } from "./login-codes.js";
 import { digest, findDigest, live, PageAccess, type SignedInPage } from "./page-access.js";
 import { serializedPrivateFile } from "./serialized-file.js";
 
@@ -48,7 +50,6 @@ interface StoredSession {
 export const uiSessionsFileName = "ui-sessions.json";
 const defaultLoginCodeTtlMs = 60_000;
 const defaultSessionTtlMs = 14 * 24 * 60 * 60 * 1000;
-const maxOutstandingCodes = 64;
 
 /**
  * The web UI's sign-in. `floot open` (holding the API token) mints a one-time code; the page trades it,
@@ -68,11 +69,10 @@ export class UiAuth {
   readonly #key: Buffer;
   readonly #now: () => number;
   readonly #random: (size: number) => Buffer;
-  readonly #loginCodeTtlMs: number;
   readonly #sessionTtlMs: number;
   /** Saves the sessions one write at a time, each of the list as it is then: none is lost to a race. */
   readonly #save: () => Promise<void>;
-  #codes: Grant[] = [];
+  readonly #codes: LoginCodes;
   #sessions: Session[];
   readonly #access: PageAccess;
 
@@ -81,7 +81,11 @@ export class UiAuth {
     this.#now = options.now ?? Date.now;
     this.#random = options.randomBytes ?? cryptoRandomBytes;
     this.#key = loadDaemonKey(options.stateDir, this.#random);
-    this.#loginCodeTtlMs = options.loginCodeTtlMs ?? defaultLoginCodeTtlMs;
+    this.#codes = new LoginCodes({
+      now: this.#now,
+      randomBytes: this.#random,
+      ttlMs: options.loginCodeTtlMs ?? defaultLoginCodeTtlMs,
+    });
     this.#sessionTtlMs = options.sessionTtlMs ?? defaultSessionTtlMs;
     this.#sessions = this.#load();
     this.#save = serializedPrivateFile(this.#path, () => this.#serialize());
@@ -94,11 +98,12 @@ export class UiAuth {
   }
 
   mintLoginCode(): FlootLoginCode {
-    this.#codes = live(this.#codes, this.#now()).slice(-(maxOutstandingCodes - 1));
-    const code = this.#random(32).toString("base64url");
-    const expiresAt = this.#now() + this.#loginCodeTtlMs;
-    this.#codes.push({ digest: digest(code), expiresAt });
-    return { code, expiresAt: new Date(expiresAt).toISOString() };
+    return this.#codes.mint();
+  }
+
+  /** Why a refused sign-in `code` was refused: used, expired, or not one this process issued. */
+  loginCodeRefusal(code: string): UiSignInRefusal {
+    return this.#codes.refusalOf(code);
   }
 
   /**
@@ -106,10 +111,7 @@ export class UiAuth {
    * (`publicKeyOf` checked it); undefined when refused.
    */
   async redeemLoginCode(code: string, origin: string, jwk: UiPublicKey): Promise<UiCredential | undefined> {
-    this.#codes = live(this.#codes, this.#now());
-    const index = findDigest(this.#codes, digest(code));
-    if (index === -1) return undefined;
-    this.#codes.splice(index, 1);
+    if (!this.#codes.redeem(code)) return undefined;
     const publicKey = publicKeyOf(jwk);
     if (publicKey === undefined) return undefined;
     const token = this.#random(32).toString("base64url");

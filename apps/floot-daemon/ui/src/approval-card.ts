@@ -1,12 +1,12 @@
 import type {
   DecidePermissionResponse,
-  DecisionActor,
   PermissionRequest,
   PermissionRequestedEvent,
   PermissionResolvedEvent,
   TurnEvent,
 } from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
+import { outcomeOf } from "./approval-outcome.js";
 import { h, replaceChildren } from "./dom.js";
 import { clockTime, toolLabel } from "./format.js";
 
@@ -29,15 +29,27 @@ let cardCount = 0;
 export class PermissionCards {
   readonly #cards = new Map<string, PermissionCard>();
   readonly #actions: ApprovalActions;
+  readonly #onChange: () => void;
 
-  constructor(actions: ApprovalActions) {
+  /** `onChange`: a card opened, closed or learnt which call it is about (see `waiting`). */
+  constructor(actions: ApprovalActions, onChange: () => void) {
     this.#actions = actions;
+    this.#onChange = onChange;
+  }
+
+  /**
+   * Undefined when no request of this turn waits on a person; else the tool ids of the calls that wait
+   * (known once the open list named them).
+   */
+  waiting(): ReadonlySet<string> | undefined {
+    const pending = [...this.#cards.values()].filter((card) => card.state === "pending");
+    return pending.length === 0 ? undefined : new Set(pending.flatMap((card) => card.toolCallKey ?? []));
   }
 
   /** Applies a permission event (any other event is ignored); `add` places a new element in the turn. */
   apply(event: TurnEvent, add: (element: HTMLElement) => void): void {
     if (event.type === "permission.requested") {
-      const card = new PermissionCard(event, this.#actions);
+      const card = new PermissionCard(event, this.#actions, this.#onChange);
       this.#cards.set(event.requestId, card);
       add(card.element);
       this.#actions.changed();
@@ -70,13 +82,17 @@ class PermissionCard {
   readonly #rule: HTMLTextAreaElement;
   readonly #message: HTMLInputElement;
   #state: CardState = "pending";
+  /** The call's tool id, from the open list. */
+  toolCallKey: string | undefined;
+  readonly #onChange: () => void;
   #expiresAt: number | undefined;
   #ticker: ReturnType<typeof setInterval> | undefined;
   #checking = false;
 
-  constructor(event: PermissionRequestedEvent, actions: ApprovalActions) {
+  constructor(event: PermissionRequestedEvent, actions: ApprovalActions, onChange: () => void) {
     this.#requestId = event.requestId;
     this.#actions = actions;
+    this.#onChange = onChange;
     const id = `permission-${++cardCount}`;
     // A textarea: an exact command as a rule may span lines.
     this.#rule = h(
@@ -173,8 +189,13 @@ class PermissionCard {
     this.#close(outcomeOf(event.status, event.rule, event.message, event.by));
   }
 
+  get state(): CardState {
+    return this.#state;
+  }
+
   setOpen(request: PermissionRequest | undefined): void {
     if (request) {
+      this.toolCallKey = request.toolCallKey;
       this.#setState(request.status === "orphaned" ? "orphaned" : "pending");
       this.#expiresAt = request.expiresAt === undefined ? undefined : Date.parse(request.expiresAt);
       this.#renderExpiry();
@@ -235,6 +256,7 @@ class PermissionCard {
       state === "orphaned"
         ? "Its turn was interrupted by a daemon restart. Deciding starts a retry that receives the decision."
         : "";
+    this.#onChange();
   }
 
   #close(outcome: { status: string; text: string }): void {
@@ -245,6 +267,7 @@ class PermissionCard {
     this.#renderExpiry();
     this.#note.className = `permission-note outcome-${outcome.status}`;
     this.#note.textContent = outcome.text;
+    this.#onChange();
   }
 
   #renderExpiry(): void {
@@ -295,40 +318,4 @@ async function sha256Hex(text: string): Promise<string> {
 
 function ruleList(rules: readonly string[]): HTMLElement[] {
   return rules.flatMap((rule, index) => [...(index > 0 ? [h("span", {}, ", ")] : []), h("code", {}, rule)]);
-}
-
-/** Who decided, as the card says it: a page's sign-in, or the process behind the CLI or API token. */
-function decidedBy(actor: DecisionActor | undefined): string {
-  if (actor === undefined) return "";
-  if (actor.via === "web") return ` Decided in the web UI (sign-in ${actor.signIn}).`;
-  const how = actor.via === "socket" ? "the CLI" : "the API token";
-  return actor.peer === undefined
-    ? ` Decided through ${how} (process unknown).`
-    : ` Decided through ${how} by process ${actor.peer.pid} (${actor.peer.executable}, uid ${actor.peer.uid}).`;
-}
-
-function outcomeOf(
-  status: string,
-  rule: string | undefined,
-  message: string | undefined,
-  by?: DecisionActor,
-): { status: string; text: string } {
-  switch (status) {
-    case "allowed":
-      return {
-        status,
-        text: `${rule ? `✓ Allowed for this session: ${rule} is now one of its rules.` : "✓ Allowed once."}${decidedBy(by)}`,
-      };
-    case "denied":
-      return {
-        status,
-        text: `${message ? `Denied. The agent was told: “${message}”` : "Denied."}${decidedBy(by)}`,
-      };
-    case "expired":
-      return { status, text: "Expired: nobody decided in time, so the call was denied." };
-    case "cancelled":
-      return { status, text: "The turn ended before a decision." };
-    default:
-      return { status, text: status };
-  }
 }

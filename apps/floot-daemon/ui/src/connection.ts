@@ -1,5 +1,6 @@
 import type { FlootDaemonStatus } from "@bridgeworks/protocol";
 import { api } from "./api.js";
+import type { SignedOutReason } from "./credential.js";
 import { h, replaceChildren } from "./dom.js";
 
 export type ConnectionKind = "connecting" | "online" | "offline" | "signed-out";
@@ -14,17 +15,20 @@ interface ConnectionState {
 
 /**
  * The page's view of the daemon: shown in the app bar at all times, and as a banner while the daemon is
- * away, signed out, or has just come back as a new generation.
+ * away or has just come back as a new generation. Signed out, the page itself says why and what to do
+ * (`onSignedOut`).
  */
 export class Connection {
   #state: ConnectionState = { kind: "connecting", attempt: 0 };
   #indicator: HTMLElement;
   #banner: HTMLElement;
   #restartNoticeTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onSignedOut: (reason: SignedOutReason) => void;
 
-  constructor(indicator: HTMLElement, banner: HTMLElement) {
+  constructor(indicator: HTMLElement, banner: HTMLElement, onSignedOut: (reason: SignedOutReason) => void) {
     this.#indicator = indicator;
     this.#banner = banner;
+    this.#onSignedOut = onSignedOut;
     this.#render();
   }
 
@@ -63,9 +67,11 @@ export class Connection {
     this.#render();
   }
 
-  signedOut(): void {
+  /** The daemon refused this tab's sign-in (by default), or there is none: the page says which. */
+  signedOut(reason: SignedOutReason = "sign_in_ended"): void {
     this.#state = { ...this.#state, kind: "signed-out" };
     this.#render();
+    this.#onSignedOut(reason);
   }
 
   #render(): void {
@@ -98,16 +104,6 @@ export class Connection {
         h("span", { class: "spinner", "aria-hidden": "true" }),
         h("strong", {}, "The daemon is not answering. "),
         `Reconnecting${attempt > 0 ? ` (attempt ${attempt + 1})` : ""}… Nothing is lost: the page picks up where it left off.`,
-      );
-    } else if (kind === "signed-out") {
-      this.#banner.hidden = false;
-      this.#banner.className = "banner banner-error";
-      replaceChildren(
-        this.#banner,
-        h("strong", {}, "Signed out. "),
-        "Run ",
-        h("code", {}, "floot open"),
-        " for a fresh login link.",
       );
     } else if (kind === "online" && restartedTo !== undefined) {
       this.#banner.hidden = false;

@@ -1,9 +1,11 @@
 import type {
+  FlootApiError,
   UiAccess,
   UiChallenge,
   UiCredential,
   UiIdentityProof,
   UiPublicKey,
+  UiSignInRefusal,
 } from "@bridgeworks/protocol";
 import { loadPageKeys, savePageKeys } from "./page-keys.js";
 
@@ -14,15 +16,28 @@ import { loadPageKeys, savePageKeys } from "./page-keys.js";
 // proof, and nothing ambient (no cookie) exists.
 
 /** What this tab keeps in sessionStorage: the credential less its identity key (a CryptoKey in IndexedDB). */
-type StoredSignIn = Omit<UiCredential, "identityKey">;
+export type StoredSignIn = Omit<UiCredential, "identityKey">;
 
 const storageKey = "floot.credential";
 const loginFragment = /^#login=([A-Za-z0-9_-]{43})$/;
 /** An access token this close to its end is renewed before a request, not sent. */
 const renewAheadMs = 30_000;
 
+/**
+ * Why this tab is not signed in: no sign-in yet, a refused link (which way), a link the daemon did not
+ * answer, or a sign-in the daemon no longer knows.
+ */
+export type SignedOutReason = UiSignInRefusal | "no_sign_in" | "no_answer" | "sign_in_ended";
+
 /** No credential, or the daemon refused the sign-in code or no longer knows the sign-in. */
-export class NotSignedIn extends Error {}
+export class NotSignedIn extends Error {
+  constructor(
+    message: string,
+    readonly reason: SignedOutReason = "sign_in_ended",
+  ) {
+    super(message);
+  }
+}
 
 /** Whoever answers on this port could not prove it is the daemon: nothing of value was sent to it. */
 export class NotTheDaemon extends Error {}
@@ -31,21 +46,28 @@ let access: Promise<UiAccess> | undefined;
 
 /**
  * The sign-in link is `/#login=<code>`: a fragment never reaches a server, a log or a Referer. The code is
- * taken out of the address bar at once, then traded, with the public half of a key pair made for this
- * sign-in, for the credential.
+ * taken out of the address bar at once (at load, or when the link is opened in a tab already open).
  */
-export async function signInFromFragment(): Promise<void> {
+export function takeLoginCode(): string | undefined {
   const match = loginFragment.exec(location.hash);
-  if (match === null) return;
+  if (match === null) return undefined;
   history.replaceState(null, "", `${location.pathname}#/`);
+  return match[1];
+}
+
+/**
+ * Trades a sign-in link's code, with the public half of a key pair made for this sign-in, for the
+ * credential. A refused code throws `NotSignedIn` saying why (used, expired, unknown to this daemon).
+ */
+export async function signInWithCode(code: string): Promise<void> {
   const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, [
     "sign",
     "verify",
   ]);
   const { x, y } = await crypto.subtle.exportKey("jwk", pair.publicKey);
   const publicKey: UiPublicKey = { kty: "EC", crv: "P-256", x: x ?? "", y: y ?? "" };
-  const response = await post("/ui/sign-in", { code: match[1], publicKey });
-  if (!response.ok) throw new NotSignedIn(`the sign-in link was refused (HTTP ${response.status})`);
+  const response = await post("/ui/sign-in", { code, publicKey });
+  if (!response.ok) throw new NotSignedIn(...(await refusalOf(response)));
   const { identityKey, ...signIn } = (await response.json()) as UiCredential;
   await savePageKeys({
     sessionId: signIn.sessionId,
@@ -59,9 +81,82 @@ export async function signInFromFragment(): Promise<void> {
     ),
     expiresAt: signIn.expiresAt,
   });
-  const stored: StoredSignIn = signIn;
-  sessionStorage.setItem(storageKey, JSON.stringify(stored));
+  keep(signIn);
+}
+
+async function refusalOf(response: Response): Promise<[string, SignedOutReason]> {
+  const fallback = `the sign-in link was refused (HTTP ${response.status})`;
+  try {
+    const { error } = (await response.json()) as FlootApiError;
+    const reason = refusals.find((each) => each === error.code) ?? "sign_in_ended";
+    return [error.message || fallback, reason];
+  } catch {
+    return [fallback, "sign_in_ended"];
+  }
+}
+
+const refusals: readonly UiSignInRefusal[] = [
+  "sign_in_link_used",
+  "sign_in_link_expired",
+  "sign_in_link_unknown",
+];
+
+/** Whether this tab holds a sign-in (the daemon may still refuse it). */
+export function hasSignIn(): boolean {
+  return sessionStorage.getItem(storageKey) !== null;
+}
+
+function keep(signIn: StoredSignIn): void {
+  sessionStorage.setItem(storageKey, JSON.stringify(signIn));
   access = undefined;
+}
+
+/**
+ * This tab's sign-in, for a new tab of the origin that asks for it, only while the process on the port
+ * proves, now, that it is the daemon: a process that took the port gets no answer, and neither does a
+ * page it served. The keys are not in it: they are the origin's already (IndexedDB), and do not export.
+ */
+export async function signInToShare(): Promise<StoredSignIn | undefined> {
+  const signIn = storedSignIn();
+  if (signIn === undefined) return undefined;
+  const keys = await loadPageKeys(signIn.sessionId);
+  if (keys === undefined) return undefined;
+  try {
+    await proveDaemon(signIn.sessionId, keys.identityKey);
+  } catch {
+    return undefined;
+  }
+  return signIn;
+}
+
+/**
+ * Takes a sign-in another tab of this origin shared, when it is one: for this origin, not expired, its
+ * keys in this browser's IndexedDB. The first request with it proves the daemon again, as for any.
+ */
+export async function adoptSignIn(candidate: unknown, stillWanted: () => boolean): Promise<boolean> {
+  if (!isStoredSignIn(candidate)) return false;
+  if (candidate.origin !== location.origin || Date.parse(candidate.expiresAt) <= Date.now()) return false;
+  if ((await loadPageKeys(candidate.sessionId)) === undefined || !stillWanted()) return false;
+  keep(candidate);
+  return true;
+}
+
+function isStoredSignIn(value: unknown): value is StoredSignIn {
+  if (typeof value !== "object" || value === null) return false;
+  const { token, sessionId, origin, expiresAt } = value as Record<string, unknown>;
+  const base64url256 = (text: unknown) => typeof text === "string" && /^[A-Za-z0-9_-]{43}$/.test(text);
+  return (
+    base64url256(token) &&
+    base64url256(sessionId) &&
+    typeof origin === "string" &&
+    typeof expiresAt === "string" &&
+    Object.keys(value).length === 4
+  );
+}
+
+function storedSignIn(): StoredSignIn | undefined {
+  const stored = sessionStorage.getItem(storageKey);
+  return stored === null ? undefined : (JSON.parse(stored) as StoredSignIn);
 }
 
 /** The Authorization header for this daemon: an access token, got (again after every outage) once it proved its identity. */
@@ -93,9 +188,8 @@ async function expiring(pending: Promise<UiAccess>): Promise<boolean> {
 }
 
 async function obtainAccess(): Promise<UiAccess> {
-  const stored = sessionStorage.getItem(storageKey);
-  if (stored === null) throw new NotSignedIn("this tab has not signed in");
-  const signIn = JSON.parse(stored) as StoredSignIn;
+  const signIn = storedSignIn();
+  if (signIn === undefined) throw new NotSignedIn("this tab has not signed in", "no_sign_in");
   if (signIn.origin !== location.origin) throw new NotSignedIn("the sign-in is for another origin");
   const keys = await loadPageKeys(signIn.sessionId);
   if (keys === undefined) throw new NotSignedIn("this browser holds no key for this tab's sign-in");

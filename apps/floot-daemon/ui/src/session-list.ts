@@ -238,7 +238,9 @@ function sessionRow({ session, currentTurn }: FlootSessionSummary, waiting: Wait
         { class: "session-line session-turn" },
         turn
           ? [
-              h("span", { class: `chip phase-${turn.phase}` }, phaseLabels[turn.phase]),
+              isActive(turn.phase) && waiting.permissions > 0
+                ? h("span", { class: "chip phase-awaiting_approval" }, "waiting for your approval")
+                : h("span", { class: `chip phase-${turn.phase}` }, phaseLabels[turn.phase]),
               h("span", { class: "turn-prompt" }, `#${turn.seq} ${turn.input.prompt}`),
               session.queuedTurns > 0
                 ? h("span", { class: "muted" }, `+${session.queuedTurns} queued`)

@@ -205,9 +205,11 @@ export class SessionPage {
   #applyLive(view: TurnView, envelope: Parameters<TurnView["append"]>[0]): void {
     const stick = nearBottom();
     if (!view.append(envelope)) return;
-    if (envelope.event.type === "phase" || envelope.event.type === "terminal") {
-      const phase = envelope.event.type === "phase" ? envelope.event.phase : envelope.event.outcome;
-      view.update({ ...view.record, phase, eventCount: view.nextIndex });
+    const { event } = envelope;
+    if (event.type === "phase" || event.type === "terminal") {
+      const phase = event.type === "phase" ? event.phase : event.outcome;
+      const error = event.type === "terminal" ? event.error : view.record.error;
+      view.update({ ...view.record, phase, eventCount: view.nextIndex, ...(error && { error }) });
       this.#turns = this.#turns.map((turn) => (turn.id === view.record.id ? view.record : turn));
       this.#renderComposer();
     }
@@ -231,6 +233,7 @@ export class SessionPage {
         this.#poke();
       },
     },
+    waitingChanged: () => this.#renderComposer(),
     successorOf: (turn: TurnRecord) =>
       this.#turns.find((each) => each.retryOf === turn.id || each.replayOf === turn.id),
   };
@@ -274,8 +277,11 @@ export class SessionPage {
     const queued = this.#turns.filter((turn) => turn.phase === "queued").length;
     this.#send.textContent = active ? "Queue" : "Send";
     this.#composerNote.className = "muted";
+    const doing = this.#views.get(active?.id ?? "")?.waitingForApproval
+      ? "is waiting for your approval (the request is in the turn)"
+      : activeWording[active?.phase ?? "running"];
     this.#composerNote.textContent = active
-      ? `Turn #${active.seq} ${activeWording[active.phase] ?? "is running"}; a prompt sent now waits for it${queued ? ` (${queued} queued)` : ""}.`
+      ? `Turn #${active.seq} ${doing ?? "is running"}; a prompt sent now waits for it${queued ? ` (${queued} queued)` : ""}.`
       : "Ctrl+Enter sends";
   }
 

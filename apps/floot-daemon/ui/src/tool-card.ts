@@ -8,6 +8,8 @@ export interface ToolCard {
   element: HTMLElement;
   status: HTMLElement;
   result: HTMLElement;
+  /** Set once its result came. */
+  completed: boolean;
 }
 
 /**
@@ -35,19 +37,38 @@ export function toolCard(event: ToolStartedEvent, diffs: readonly FileDiff[] | u
       status,
     ),
     diff
-      ? [h("div", { class: "tool-section-label" }, "Changes"), diff.element]
+      ? [h("div", { class: "tool-section-label tool-changes-label" }, "Changes"), diff.element]
       : [
           h("div", { class: "tool-section-label" }, "Arguments"),
           h("pre", { class: "tool-input" }, pretty(event.input)),
         ],
     result,
   );
-  return { element, status, result };
+  return { element, status, result, completed: false };
 }
 
+/** A call still running says so, or that it waits for a person's decision on it. */
+export function setToolWaiting(card: ToolCard, waiting: boolean): void {
+  if (card.completed) return;
+  card.status.className = `chip ${waiting ? "chip-waiting" : "chip-running"}`;
+  card.status.textContent = waiting ? "waiting for your approval" : "running";
+}
+
+/**
+ * Its result. A file edit that failed was not applied: its diff stays (what the agent meant to change)
+ * under a label that says so, drawn muted and its counts struck through, never as a change made.
+ */
 export function completeToolCard(card: ToolCard, event: ToolCompletedEvent): void {
+  card.completed = true;
+  const edit = card.element.classList.contains("tool-edit");
   card.status.className = `chip ${event.isError ? "chip-error" : "chip-ok"}`;
-  card.status.textContent = event.isError ? "error" : "done";
+  card.status.textContent = event.isError ? (edit ? "not applied" : "error") : "done";
+  if (edit && event.isError) {
+    card.element.dataset.applied = "false";
+    const label = card.element.querySelector(".tool-changes-label");
+    if (label) label.textContent = "Not applied: the edit failed (the error is below)";
+    card.element.querySelector("summary .diff-stat")?.setAttribute("title", "not applied");
+  }
   replaceChildren(
     card.result,
     h("div", { class: "tool-section-label" }, event.isError ? "Error" : "Result"),

@@ -6,7 +6,7 @@ import { FileEdits } from "./file-edits.js";
 import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm } from "./secret-form.js";
-import { completeToolCard, type ToolCard, toolCard } from "./tool-card.js";
+import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
 import { jumpLink, lineage } from "./turn-links.js";
 
 export interface TurnActions {
@@ -19,6 +19,8 @@ export interface TurnActions {
   /** The turn a later turn retries or replays (to link to it). */
   successorOf(turn: TurnRecord): TurnRecord | undefined;
   approvals: ApprovalActions;
+  /** Whether the turn waits on a person's approval changed (see `waitingForApproval`). */
+  waitingChanged(): void;
 }
 
 /**
@@ -41,6 +43,9 @@ export class TurnView {
   readonly #secretForms = new Map<string, SecretForm>();
   readonly #fileEdits = new FileEdits();
   readonly #permissions: PermissionCards;
+  /** The `error` events shown, by message: the turn's final error is shown once, as its outcome. */
+  readonly #errorNotes: { message: string; element: HTMLElement }[] = [];
+  #waiting = false;
   #streaming: MarkdownText | undefined;
   /** The index of the event being applied: every element it adds is tagged with it. */
   #applying = 0;
@@ -48,7 +53,7 @@ export class TurnView {
   constructor(record: TurnRecord, actions: TurnActions) {
     this.record = record;
     this.#actions = actions;
-    this.#permissions = new PermissionCards(actions.approvals);
+    this.#permissions = new PermissionCards(actions.approvals, () => this.#renderWaiting());
     this.#phase = h("span", { class: "chip" });
     this.#controls = h("span", { class: "turn-controls" });
     this.#body = h("div", { class: "turn-body" });
@@ -84,8 +89,7 @@ export class TurnView {
     const { phase } = record;
     this.element.dataset.phase = phase;
     this.element.setAttribute("aria-busy", String(isActive(phase)));
-    this.#phase.className = `chip phase-${phase}`;
-    this.#phase.textContent = phaseLabels[phase];
+    this.#renderWaiting();
     const successor = this.#actions.successorOf(record);
     const buttons: HTMLElement[] = [];
     if (isActive(phase) || phase === "queued") {
@@ -179,6 +183,7 @@ export class TurnView {
         const card = toolCard(event, this.#fileEdits.diffsOf(event));
         this.#add(card.element);
         this.#tools.set(event.toolId, card);
+        this.#renderWaiting();
         return;
       }
       case "tool.completed": {
@@ -239,7 +244,13 @@ export class TurnView {
         this.#add(h("div", { class: "note note-warn" }, h("strong", {}, "Warning: "), event.message));
         return;
       case "error":
-        this.#add(h("div", { class: "note note-error" }, h("strong", {}, "Error: "), event.message));
+        this.#errorNotes.push({
+          message: event.message,
+          element: this.#add(
+            h("div", { class: "note note-error" }, h("strong", {}, "Error: "), event.message),
+          ),
+        });
+        this.#renderOutcome(this.#actions.successorOf(this.record));
         return;
       case "terminal":
         this.#streaming?.finish();
@@ -249,6 +260,28 @@ export class TurnView {
         this.#permissions.apply(event, (element) => this.#add(element));
         return;
     }
+  }
+
+  /** Whether this turn, running, waits on a person's decision on one of its calls. */
+  get waitingForApproval(): boolean {
+    return this.#waiting;
+  }
+
+  /**
+   * The phase chip, and each running call's status: "waiting for your approval" while a request of this
+   * running turn is open, not "running".
+   */
+  #renderWaiting(): void {
+    const { phase } = this.record;
+    const waiting = isActive(phase) ? this.#permissions.waiting() : undefined;
+    this.#phase.className = `chip phase-${waiting ? "awaiting_approval" : phase}`;
+    this.#phase.textContent = waiting ? "waiting for your approval" : phaseLabels[phase];
+    for (const [toolId, card] of this.#tools) setToolWaiting(card, waiting?.has(toolId) === true);
+    if (this.#waiting === (waiting !== undefined)) return;
+    this.#waiting = waiting !== undefined;
+    if (this.#waiting) this.element.dataset.waiting = "approval";
+    else delete this.element.dataset.waiting;
+    this.#actions.waitingChanged();
   }
 
   #add<T extends HTMLElement>(element: T): T {
@@ -274,6 +307,8 @@ export class TurnView {
         ),
       );
     } else if (phase === "failed") {
+      // The error that ended the turn is said here; the same one as an event above is not said again.
+      for (const note of this.#errorNotes) note.element.hidden = note.message === error?.message;
       replaceChildren(
         this.#outcome,
         h(

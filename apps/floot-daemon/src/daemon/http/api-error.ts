@@ -25,6 +25,9 @@ const apiErrorStatus: Record<FlootApiErrorCode, number> = {
   unsupported_media_type: 415,
   conflict: 409,
   sandbox_unavailable: 409,
+  sign_in_link_used: 401,
+  sign_in_link_expired: 401,
+  sign_in_link_unknown: 401,
   internal: 500,
 };
 

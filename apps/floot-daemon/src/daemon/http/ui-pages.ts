@@ -6,6 +6,7 @@ import {
   UiChallengeRequest,
   type UiIdentityProof,
   UiIdentityRequest,
+  type UiSignInRefusal,
   UiSignInRequest,
 } from "@bridgeworks/protocol";
 import { sendJson } from "@bridgeworks/runtime";
@@ -16,6 +17,13 @@ import type { Guards, LocalhostRefusal } from "./guards.js";
 import { decodePathPart } from "./path-decoding.js";
 
 const pageMethods = ["GET", "HEAD"] as const;
+
+/** What a refused sign-in link's error says, by why it was refused. */
+const signInRefusals: Record<UiSignInRefusal, string> = {
+  sign_in_link_used: "this sign-in link was used already (each link signs in once)",
+  sign_in_link_expired: "this sign-in link expired (a link is valid for 60 seconds)",
+  sign_in_link_unknown: "this daemon did not issue this sign-in link (mistyped, or from before a restart)",
+};
 
 // The page runs only its own script and style, talks only to this daemon, and is never framed.
 const pageHeaders = {
@@ -63,10 +71,8 @@ export function createUiPages({ uiAuth, guards, uiDir }: UiPagesOptions) {
       }
       const credential = await uiAuth.redeemLoginCode(code, guards.originOf(request), publicKey);
       if (credential === undefined) {
-        throw new ApiError(
-          "unauthorized",
-          "this sign-in link is used up or expired: run floot open for a fresh one",
-        );
+        const refusal = uiAuth.loginCodeRefusal(code);
+        throw new ApiError(refusal, `${signInRefusals[refusal]}: run floot open for a fresh one`);
       }
       sendJson(response, 201, credential);
     },
