@@ -31,7 +31,9 @@ export interface TestBrowser {
 }
 
 /** Debian's Chromium with a fresh profile; `close()` ends it and checks no process of it is left. */
-export async function openBrowser(options: { width?: number; height?: number } = {}): Promise<TestBrowser> {
+export async function openBrowser(
+  options: { width?: number; height?: number; timezoneId?: string; locale?: string } = {},
+): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "floot-ui-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: chromiumPath,
@@ -39,6 +41,8 @@ export async function openBrowser(options: { width?: number; height?: number } =
     headless: true,
     viewport: { width: options.width ?? 1100, height: options.height ?? 820 },
     colorScheme: "light",
+    ...(options.timezoneId !== undefined && { timezoneId: options.timezoneId }),
+    ...(options.locale !== undefined && { locale: options.locale }),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

@@ -1,5 +1,7 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PermissionRequest, SecretRequest } from "@bridgeworks/protocol";
+import { openJournal } from "@bridgeworks/turn-journal";
 import Database from "better-sqlite3";
 import type { Page } from "playwright-core";
 import { expect, test } from "vitest";
@@ -145,11 +147,8 @@ test("the sessions waiting on a person come first, say for what and since when, 
   };
 
   await checkInbox();
-  await saveScreenshot(page, "inbox");
   await page.setViewportSize({ width: 390, height: 844 });
   await checkInbox();
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await saveScreenshot(page, "inbox-phone");
   await page.setViewportSize({ width: 1100, height: 820 });
 
   // Answered, each leaves the inbox; the count follows.
@@ -170,3 +169,83 @@ test("the sessions waiting on a person come first, say for what and since when, 
   expect((await w.waitForEnd(first.id, 90_000)).phase).toBe("completed");
   expect((await w.waitForEnd(second.id, 90_000)).phase).toBe("completed");
 }, 300_000);
+
+/** 09:30 UTC on a fixed day: every time the screenshots show is from here, so a rerun writes the same bytes. */
+const screenshotDay = Date.UTC(2026, 5, 15, 9, 30, 0);
+
+/**
+ * Sessions with fixed ids, prompts, workspaces and times, written beside the running daemon through the
+ * journal's own API with a clock of the test's: three done, two waiting on a person (a Bash call to
+ * approve, a secret), as a real day leaves them. Their turns' processes are made up (no CLI runs).
+ */
+function seedScreenshotDay(stateDir: string): void {
+  let now = screenshotDay;
+  const clock = { now: () => now, setTimeout: () => 0, clearTimeout: () => {} };
+  const journal = openJournal({ path: join(stateDir, journalFileName), clock });
+  const session = (id: string, workspace: string, prompt: string) => {
+    mkdirSync(join(stateDir, "sessions", id), { recursive: true, mode: 0o700 });
+    writeFileSync(join(stateDir, "sessions", id, "session.json"), `${JSON.stringify({ workspace })}\n`, {
+      mode: 0o600,
+    });
+    journal.sessions.createSession({ id, backend: "claude" });
+    const turn = journal.turns.submitTurn(id, { prompt });
+    journal.turns.transition(turn.id, { phase: "spawning" });
+    return journal.turns.transition(turn.id, {
+      phase: "running",
+      process: { pid: 4_194_301, startTime: "1" },
+    });
+  };
+  try {
+    const migration = session("migrations", "/home/you/src/billing", "Make the failing migration test pass");
+    now += 4 * 60_000;
+    const token = session("api-token", "/home/you/src/api", "Rotate the staging API token and redeploy");
+    for (const [id, workspace, prompt] of [
+      ["node-22", "/home/you/src/web", "Upgrade the web app to Node 22"],
+      ["flaky-login", "/home/you/src/web", "Find why the login test is flaky"],
+      ["docs-typos", "/home/you/src/docs", "Fix the typos in the install guide"],
+    ] as const) {
+      now += 5 * 60_000;
+      journal.turns.transition(session(id, workspace, prompt).id, { phase: "completed" });
+    }
+    now += 60_000;
+    journal.permissions.requestPermission(migration.id, {
+      toolCallKey: "toolu_migrate",
+      toolName: "Bash",
+      inputSummary: "npm run migrate -- --env=test",
+      inputDigest: "a".repeat(64),
+      unmatchedRules: [],
+    });
+    now += 3 * 60_000;
+    journal.secrets.requestSecret(token.id, {
+      toolCallKey: "toolu_token",
+      name: "STAGING_API_TOKEN",
+      prompt: "The new staging token",
+    });
+  } finally {
+    journal.maintenance.close();
+  }
+}
+
+test("the inbox's screenshots, desktop and phone, from a day of fixed times", async () => {
+  const w = await FlootWorld.create("claude", { steps: [] });
+  scope.world = w;
+  await w.startDaemon();
+  seedScreenshotDay(w.stateDir);
+  scope.browser = await openBrowser({ timezoneId: "UTC", locale: "en-GB" });
+  const { page } = scope.browser;
+  // The page's clock: 09:56, a few minutes after the last request (timers run as usual).
+  await page.clock.setFixedTime(screenshotDay + 26 * 60_000);
+  await signInPage(page, w);
+  await page.locator("#inbox .session-row").nth(1).waitFor();
+  await page.locator("#all-sessions .session-row").nth(2).waitFor();
+  expect(await visibleIds(page)).toEqual(["migrations", "api-token", "docs-typos", "flaky-login", "node-22"]);
+  await expect(page.locator("#inbox .waiting-since").allTextContents()).resolves.toEqual([
+    "since 09:50:00 (6 min ago)",
+    "since 09:53:00 (3 min ago)",
+  ]);
+  await expect(page.title()).resolves.toBe("(2) Floot · sessions");
+  await saveScreenshot(page, "inbox");
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(noWiderThanViewport(page)).resolves.toBe(true);
+  await saveScreenshot(page, "inbox-phone");
+}, 120_000);
