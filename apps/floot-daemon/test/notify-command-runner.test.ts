@@ -7,12 +7,14 @@ import { createLogger } from "@bridgeworks/runtime";
 import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { NotifyCommand } from "../src/daemon/notify-command.js";
+import { killRecorded } from "./recorded-pids.js";
 
 // The notify command's runner with real processes (`sh`): how many run at once, how many wait, what
 // is dropped past that, and that closing it kills what still runs, with its group.
 
 let root: string | undefined;
 afterEach(() => {
+  if (root) killRecorded(join(root, "pids"), root);
   if (root) rmSync(root, { recursive: true, force: true });
   root = undefined;
 });
@@ -27,12 +29,15 @@ const moment = (turn: string): FlootMoment => ({
   at: new Date(0).toISOString(),
 });
 
-function runner(argv: string[], options: { concurrency?: number; backlog?: number } = {}) {
+function runner(
+  argv: string[],
+  options: { concurrency?: number; backlog?: number; timeoutMs?: number } = {},
+) {
   const logged: LogRecord[] = [];
   const command = new NotifyCommand({
     argv,
     spawner: inProcessSpawner(),
-    timeoutMs: 60_000,
+    timeoutMs: options.timeoutMs ?? 60_000,
     cwd: root!,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
     logger: createLogger({ component: "test", write: (line) => logged.push(JSON.parse(line) as LogRecord) }),
@@ -76,6 +81,7 @@ test("close() kills what still runs, with its process group, and drops what wait
   const pids = join(root, "pids");
   const { command } = runner(["/bin/sh", "-c", 'sleep 600 & echo $! >> "$0"; echo $$ >> "$0"; wait', pids], {
     concurrency: 1,
+    timeoutMs: 600_000,
   });
   command.notify(moment("t1"));
   command.notify(moment("t2"));
@@ -87,8 +93,9 @@ test("close() kills what still runs, with its process group, and drops what wait
   const started = readFileSync(pids, "utf8").trim().split("\n").map(Number);
   expect(started.every(isProcessAlive)).toBe(true);
   command.close();
-  await command.idle();
+  // Long before its 10-minute timeout.
   await waitUntil(() => started.every((pid) => !isProcessAlive(pid)), 10_000, "killed");
+  await command.idle();
   // The waiting one never started.
   expect(readFileSync(pids, "utf8").trim().split("\n")).toHaveLength(2);
 });

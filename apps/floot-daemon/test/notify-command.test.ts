@@ -8,6 +8,7 @@ import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, expect, test } from "vitest";
 import { bashCallsScript } from "./bash-calls-script.js";
 import { bundlePath, FlootWorld, providedSecret, requestSecretStep } from "./daemon-harness.js";
+import { killRecorded } from "./recorded-pids.js";
 
 // `floot daemon --notify-command CMD` (issue 32) with the built daemon, the real claude and the model
 // double: the command gets one JSON line on stdin per moment (an approval asked, a secret asked, a turn
@@ -20,6 +21,7 @@ let scratch: string | undefined;
 afterEach(async () => {
   const problems = (await world?.dispose()) ?? [];
   world = undefined;
+  if (scratch) killRecorded(join(scratch, "pids"), scratch);
   if (scratch) rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
   expect(problems).toEqual([]);

@@ -56,23 +56,18 @@ export class ChangeStream {
     let attempt = 0;
     while (!signal.aborted) {
       try {
-        await readEventStream(
-          "/v1/changes",
-          signal,
+        await watchSessionChanges(
           () => {
             attempt = 0;
             this.#open = true;
             for (const listener of [...this.#listeners]) listener.onOpen?.();
           },
-          (event) => {
-            if (event.name === "session") {
-              const change = parseEvent<FlootSessionChange>(event);
-              for (const listener of [...this.#listeners]) listener.onChange?.(change);
-            } else if (event.name === "moment") {
-              const moment = parseEvent<FlootMoment>(event);
-              for (const listener of [...this.#listeners]) listener.onMoment?.(moment);
-            }
-            return undefined;
+          (change) => {
+            for (const listener of [...this.#listeners]) listener.onChange?.(change);
+          },
+          signal,
+          (moment) => {
+            for (const listener of [...this.#listeners]) listener.onMoment?.(moment);
           },
         );
       } catch (error) {
@@ -84,4 +79,22 @@ export class ChangeStream {
       }
     }
   }
+}
+
+/**
+ * Reads `GET /v1/changes` once and hands each session change to `onChange` (each moment to `onMoment`)
+ * until `signal` aborts. The stream never ends by itself: its end or failure throws `Unreachable` (see
+ * `readEventStream`).
+ */
+export async function watchSessionChanges(
+  onOpen: () => void,
+  onChange: (change: FlootSessionChange) => void,
+  signal: AbortSignal,
+  onMoment: (moment: FlootMoment) => void = () => {},
+): Promise<void> {
+  await readEventStream("/v1/changes", signal, onOpen, (event) => {
+    if (event.name === "session") onChange(parseEvent<FlootSessionChange>(event));
+    else if (event.name === "moment") onMoment(parseEvent<FlootMoment>(event));
+    return undefined;
+  });
 }
