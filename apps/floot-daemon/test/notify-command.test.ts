@@ -149,20 +149,31 @@ test("the command reads exactly one JSON line per moment: approval, secret, each
   expect(readFileSync(out, "utf8")).not.toContain("a-long-enough-token");
 }, 300_000);
 
-test("a command that hangs holds up no turn, and a stopping daemon kills it with its group", async () => {
+/** A command's body that hangs, with a child in its group, after recording both pids in `$1`. */
+const hangs = `sleep 600 & echo $! >> "$1"; echo $$ >> "$1"; wait`;
+
+/**
+ * A daemon running `body` (a script, given the scratch dir's pids file) for each moment at the
+ * timeout given, and a turn asking for an approval whose command has started.
+ */
+async function approvalUnder(body: string, timeoutMs: number) {
   scratch = mkdtempSync(join(tmpdir(), "floot-notify-"));
   const pids = join(scratch, "pids");
-  // Its own child in its group: the kill must reach the whole group, not only the command.
-  const hang = script("hang.sh", `sleep 600 & echo $! >> "$1"; echo $$ >> "$1"; wait`);
+  const command = script("notify.sh", body);
   world = await FlootWorld.create("claude", scriptWithApprovalAndSecret());
   const w = world;
-  await w.startDaemon({ FLOOT_NOTIFY_TIMEOUT_MS: "600000" }, {}, ["--notify-command", `${hang} ${pids}`]);
+  const settings = { FLOOT_NOTIFY_TIMEOUT_MS: String(timeoutMs) };
+  await w.startDaemon(settings, {}, ["--notify-command", `${command} ${pids}`]);
   const session = await w.createSession(askingSession);
-
-  // The approval's command hangs; the turn is decided and ends while it still runs.
   const turn = await w.send(session.id, "[approve] touch a file");
   const request = await openPermissionRequest(w, session.id);
   await waitForLines(pids, 2, "the approval's command started");
+  return { w, session, turn, request, pids };
+}
+
+test("a command that hangs holds up no turn, and a stopping daemon kills it with its group", async () => {
+  // The approval's command hangs; the turn is decided and ends while it still runs.
+  const { w, session, turn, request, pids } = await approvalUnder(hangs, 600_000);
   expect((await w.floot("approval", "allow", request.id)).code).toBe(0);
   expect((await w.waitForEnd(turn.id, 90_000)).phase).toBe("completed");
   const hung = lines(pids).map(Number);
@@ -179,20 +190,9 @@ test("a command that hangs holds up no turn, and a stopping daemon kills it with
 }, 300_000);
 
 test("a command still running at the timeout is killed with its group and logged; one that fails is logged", async () => {
-  scratch = mkdtempSync(join(tmpdir(), "floot-notify-"));
-  const pids = join(scratch, "pids");
-  const mixed = script(
-    "mixed.sh",
-    `read line; case "$line" in *'"turn_ended"'*) echo "no route to the phone" >&2; exit 3;; esac\n` +
-      `sleep 600 & echo $! >> "$1"; echo $$ >> "$1"; wait`,
-  );
-  world = await FlootWorld.create("claude", scriptWithApprovalAndSecret());
-  const w = world;
-  await w.startDaemon({ FLOOT_NOTIFY_TIMEOUT_MS: "1500" }, {}, ["--notify-command", `${mixed} ${pids}`]);
-  const session = await w.createSession(askingSession);
-  const turn = await w.send(session.id, "[approve] touch a file");
-  const request = await openPermissionRequest(w, session.id);
-  await waitForLines(pids, 2, "the approval's command started");
+  // A turn's end fails at once; anything else hangs.
+  const failsOnEnd = `read line; case "$line" in *'"turn_ended"'*) echo "no route to the phone" >&2; exit 3;; esac`;
+  const { w, turn, request, pids } = await approvalUnder(`${failsOnEnd}\n${hangs}`, 1_500);
   const timedOut = lines(pids).map(Number);
   await waitUntil(() => timedOut.every((pid) => !isProcessAlive(pid)), 30_000, "killed at the timeout");
   expect((await w.floot("approval", "allow", request.id)).code).toBe(0);
