@@ -33,7 +33,7 @@ export interface TestBrowser {
 /** Debian's Chromium with a fresh profile; `close()` ends it and checks no process of it is left. */
 /** `mobile`: a phone (the viewport meta tag honoured, touch events), as Chromium's device emulation does. */
 export async function openBrowser(
-  options: { width?: number; height?: number; mobile?: boolean } = {},
+  options: { width?: number; height?: number; mobile?: boolean; timezoneId?: string; locale?: string } = {},
 ): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "floot-ui-chromium-"));
   const context = await chromium.launchPersistentContext(userDataDir, {
@@ -43,6 +43,8 @@ export async function openBrowser(
     viewport: { width: options.width ?? 1100, height: options.height ?? 820 },
     colorScheme: "light",
     ...(options.mobile && { isMobile: true, hasTouch: true }),
+    ...(options.timezoneId !== undefined && { timezoneId: options.timezoneId }),
+    ...(options.locale !== undefined && { locale: options.locale }),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { readDaemonSettings, SettingError } from "../src/daemon/settings.js";
 import { bundlePath } from "./daemon-harness.js";
@@ -43,6 +43,7 @@ describe("the daemon's settings", () => {
     ["FLOOT_MAX_CONNECTIONS", "lots"],
     ["FLOOT_IDLE_TIMEOUT_MS", "1.5"],
     ["FLOOT_KEEPER", "yes"],
+    ["FLOOT_NOTIFY_TIMEOUT_MS", "10s"],
   ])("%s=%s is refused by name", (variable, value) => {
     let caught: unknown;
     try {
@@ -53,6 +54,47 @@ describe("the daemon's settings", () => {
     expect(caught).toBeInstanceOf(SettingError);
     expect(caught).toMatchObject({ variable });
     expect((caught as Error).message).toContain(JSON.stringify(value));
+  });
+
+  test("the notify command: the flag over the variable, split at whitespace, its program found now", () => {
+    root = mkdtempSync(join(tmpdir(), "floot-settings-"));
+    const script = join(root, "notify.sh");
+    writeFileSync(script, "#!/bin/sh\n", { mode: 0o755 });
+    const env = {
+      PATH: `/nonexistent:${dirname(process.execPath)}`,
+      FLOOT_NOTIFY_COMMAND: `${script} --from-env`,
+    };
+    expect(readDaemonSettings({})).toMatchObject({ notifyTimeoutMs: 10_000 });
+    expect(readDaemonSettings({}).notifyCommand).toBeUndefined();
+    expect(readDaemonSettings(env).notifyCommand).toEqual([script, "--from-env"]);
+    // The flag wins; a bare name is looked up on PATH, a relative path from the working dir.
+    expect(readDaemonSettings(env, { notifyCommand: "node  -e  0" }).notifyCommand).toEqual([
+      process.execPath,
+      "-e",
+      "0",
+    ]);
+    expect(readDaemonSettings({}, { notifyCommand: "./notify.sh a", cwd: root }).notifyCommand).toEqual([
+      script,
+      "a",
+    ]);
+    const refusal = (value: string, variable = "--notify-command") => {
+      try {
+        readDaemonSettings({ PATH: env.PATH }, { notifyCommand: value, cwd: root });
+      } catch (error) {
+        expect(error).toMatchObject({ variable });
+        return (error as Error).message;
+      }
+      throw new Error(`${value} was taken`);
+    };
+    expect(refusal("")).toBe("--notify-command: is empty; give a program and its arguments");
+    expect(refusal(`${script} "hello world"`)).toContain("no shell runs it");
+    expect(refusal(`${script} $HOME`)).toContain('"$HOME" would reach the program as is');
+    expect(refusal(`${script} > log`)).toContain('">" would reach the program as is');
+    expect(refusal("no-such-notifier")).toBe(
+      "--notify-command: no-such-notifier: no such program (a bare name is looked up on PATH)",
+    );
+    writeFileSync(join(root, "plain"), "", { mode: 0o644 });
+    expect(refusal("./plain")).toBe(`--notify-command: ${join(root, "plain")}: not executable`);
   });
 
   test("floot daemon with FLOOT_TOOL_TIMEOUT_MS=1h exits 2 naming it, before it makes its state dir", () => {

@@ -54,6 +54,12 @@ test("lists are keyset pages, bad parameters are named, and /v1/changes pushes e
   expect(overview.sessions.map((s) => s.session.id)).toEqual([...ids].reverse());
   expect(overview.nextCursor).toBeUndefined();
   expect(((await (await get("/v1/overview?status=running")).json()) as FlootOverview).sessions).toEqual([]);
+  // Nothing waits on a person: the inbox's page is empty (and `waiting=false` is the plain list).
+  const waiting = (await (await get("/v1/overview?waiting=true")).json()) as FlootOverview;
+  expect(waiting.sessions).toEqual([]);
+  expect(waiting.nextCursor).toBeUndefined();
+  const plain = (await (await get("/v1/overview?waiting=false&limit=1")).json()) as FlootOverview;
+  expect(plain.sessions.map((s) => s.session.id)).toEqual([ids[4]]);
 
   for (const [query, field] of [
     ["limit=0", "limit"],
@@ -61,6 +67,11 @@ test("lists are keyset pages, bad parameters are named, and /v1/changes pushes e
     ["status=busy", "status"],
     ["cursor=not-a-cursor", "cursor"],
     [`q=${"x".repeat(201)}`, "q"],
+    ["waiting=yes", "waiting"],
+    ["waiting=true&status=idle", "status"],
+    ["waiting=true&q=fix", "q"],
+    ["waiting=true&limit=0", "limit"],
+    ["waiting=true&cursor=not-a-cursor", "cursor"],
   ] as const) {
     const response = await get(`/v1/overview?${query}`);
     expect(response.status, query).toBe(400);

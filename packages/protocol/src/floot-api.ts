@@ -4,7 +4,15 @@ import { ControlToken } from "./control.js";
 import { lazySchema } from "./lazy-schema.js";
 import { PermissionRequest } from "./permission.js";
 import { SecretRequest } from "./secret.js";
-import { Backend, JournalId, SessionRecord, TurnEventEnvelope, TurnInput, TurnRecord } from "./turn.js";
+import {
+  Backend,
+  JournalId,
+  SessionRecord,
+  TerminalTurnPhase,
+  TurnEventEnvelope,
+  TurnInput,
+  TurnRecord,
+} from "./turn.js";
 
 // The Floot daemon's HTTP API: request and response bodies, and `<state>/daemon.json`, the file the CLI
 // finds the daemon through. Request bodies are strict: an unknown field is refused and named.
@@ -193,7 +201,8 @@ export type FlootSessionSummary = z.infer<typeof FlootSessionSummary>;
 /**
  * `GET /v1/overview?limit=&cursor=&status=&q=`: one page of the web UI's sessions list (newest first,
  * keyset), with the open secret and permission requests of those sessions (what waits on a human);
- * `nextCursor` asks for the next page.
+ * `nextCursor` asks for the next page. `?waiting=true` (with `limit` and `cursor` only): the sessions
+ * waiting on a person instead, the longest waiting first (by their oldest open request).
  */
 export const FlootOverview = lazySchema(() =>
   z.strictObject({
@@ -219,6 +228,26 @@ export const FlootSessionChange = lazySchema(() =>
   }),
 );
 export type FlootSessionChange = z.infer<typeof FlootSessionChange>;
+
+/**
+ * A moment a person may want to hear of: a turn asks for an approval (`request`: the permission
+ * request) or a secret (`request`: the secret request), or a turn ended (`outcome`). Sent once, when it
+ * is committed: on `GET /v1/changes` as `event: moment`, and as one line on the stdin of the daemon's
+ * `--notify-command`. `summary` is one line; `url` opens the session in the web UI.
+ */
+export const FlootMoment = lazySchema(() =>
+  z.strictObject({
+    kind: z.enum(["approval", "secret", "turn_ended"]),
+    session: JournalId,
+    turn: JournalId,
+    request: JournalId.optional(),
+    outcome: TerminalTurnPhase.optional(),
+    summary: z.string(),
+    url: z.string(),
+    at: z.iso.datetime({ offset: true }),
+  }),
+);
+export type FlootMoment = z.infer<typeof FlootMoment>;
 
 export const FlootApiErrorCode = lazySchema(() =>
   z.enum([

@@ -64,6 +64,18 @@ export const SessionPageQuery = lazySchema(() =>
 );
 export type SessionPageQuery = z.infer<typeof SessionPageQuery>;
 
+/**
+ * One page of the sessions waiting on a person (an open permission or secret request), the longest
+ * waiting first: `cursor` is the `nextCursor` of the page before.
+ */
+export const WaitingSessionPageQuery = lazySchema(() =>
+  z.strictObject({
+    limit: z.number().int().min(1).max(500).optional(),
+    cursor: z.string().min(1).max(200).optional(),
+  }),
+);
+export type WaitingSessionPageQuery = z.infer<typeof WaitingSessionPageQuery>;
+
 /** What creating a session takes; the journal mints an id when none is given. */
 export const SessionDraft = lazySchema(() =>
   z.strictObject({

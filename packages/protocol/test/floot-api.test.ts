@@ -4,6 +4,7 @@ import {
   FlootApiError,
   FlootDaemonFile,
   FlootLoginCode,
+  FlootMoment,
   FlootOverview,
   FlootSession,
   SendTurnRequest,
@@ -167,5 +168,25 @@ describe("effect-free tools", () => {
     expect(failedPaths(CreateSessionRequest, { backend: "claude", effectFreeTools: ["rm -rf"] })).toEqual([
       "effectFreeTools.0",
     ]);
+  });
+});
+
+describe("moments", () => {
+  test("an approval, a secret or a turn's end, with its ids, a summary and the UI's link; nothing else", () => {
+    const approval = {
+      kind: "approval",
+      session: "s-1",
+      turn: "t-1",
+      request: "r-1",
+      summary: "Approve Bash: touch a",
+      url: "http://127.0.0.1:4000/#/s/s-1",
+      at: "2026-12-01T10:00:00.000Z",
+    };
+    expect(FlootMoment.parse(approval)).toEqual(approval);
+    const ended = { ...approval, kind: "turn_ended", request: undefined, outcome: "completed" };
+    expect(FlootMoment.parse(ended)).toMatchObject({ kind: "turn_ended", outcome: "completed" });
+    expect(failedPaths(FlootMoment, { ...approval, kind: "question" })).toEqual(["kind"]);
+    expect(failedPaths(FlootMoment, { ...ended, outcome: "running" })).toEqual(["outcome"]);
+    expect(failedPaths(FlootMoment, { ...approval, value: "x" })).toEqual([""]);
   });
 });

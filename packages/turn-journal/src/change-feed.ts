@@ -9,6 +9,7 @@ import { type TurnListener, TurnSubscribers } from "./subscribers.js";
 export class ChangeFeed {
   readonly #turns: TurnSubscribers;
   readonly #sessionListeners = new Set<(sessionId: string) => void>();
+  readonly #eventListeners = new Set<(turnId: string, committed: readonly TurnEventEnvelope[]) => void>();
   readonly #onError: (error: unknown) => void;
   #changedSessions = new Set<string>();
   /** What the open transaction wrote, per turn; handed to subscribers once it committed. */
@@ -27,6 +28,13 @@ export class ChangeFeed {
     const entry = (sessionId: string) => listener(sessionId);
     this.#sessionListeners.add(entry);
     return () => this.#sessionListeners.delete(entry);
+  }
+
+  /** Every turn's committed events, each commit's once, in index order. */
+  subscribeEvents(listener: (turnId: string, committed: readonly TurnEventEnvelope[]) => void): () => void {
+    const entry = (turnId: string, committed: readonly TurnEventEnvelope[]) => listener(turnId, committed);
+    this.#eventListeners.add(entry);
+    return () => this.#eventListeners.delete(entry);
   }
 
   /** In a transaction: what a list shows of this session changed. */
@@ -72,5 +80,16 @@ export class ChangeFeed {
     const written = this.#written;
     this.#written = new Map();
     this.#turns.notify(turnIds, written);
+    if (this.#eventListeners.size === 0) return;
+    for (const [turnId, committed] of written) {
+      if (committed.length === 0) continue;
+      for (const listener of [...this.#eventListeners]) {
+        try {
+          listener(turnId, committed);
+        } catch (error) {
+          this.#onError(error);
+        }
+      }
+    }
   }
 }

@@ -42,6 +42,15 @@ export class JournalEvents extends JournalArea {
     return this.connection.sql.events.all(turnId, fromIndex, limit).map(toEventEnvelope);
   }
 
+  /**
+   * Hands `listener` the events of every turn as they commit (each commit's events once, after the
+   * commit; none that rolled back, none committed before the call): for a watcher of moments across
+   * turns. It runs inside the writer's call: it must be quick and must not write to the journal.
+   */
+  subscribeAll(listener: (turnId: string, committed: readonly TurnEventEnvelope[]) => void): () => void {
+    return this.connection.feed.subscribeEvents(listener);
+  }
+
   /** Wakes `listener` with the turn id, and the events committed, after every commit that adds events to that turn. */
   subscribe(turnId: string, listener: TurnListener): () => void {
     return this.connection.feed.subscribeTurn(turnId, listener);

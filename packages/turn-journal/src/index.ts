@@ -28,7 +28,7 @@ export {
 } from "./recovery.js";
 export type { JournalSecrets } from "./secrets.js";
 export { defaultSessionPageLimit } from "./session-pages.js";
-export type { JournalSessions, SessionPage } from "./sessions.js";
+export type { JournalSessions, SessionPage, WaitingSessionPage } from "./sessions.js";
 export { openSqlite, sqliteAddonPath } from "./sqlite.js";
 export type { TurnListener } from "./subscribers.js";
 export type { JournalTurns } from "./turns.js";

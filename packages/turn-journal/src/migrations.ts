@@ -231,6 +231,19 @@ const migrations: readonly Migration[] = [
     // A kept CLI's stdout position after its last journaled line, written with that line's events.
     sql: "ALTER TABLE turns ADD COLUMN stdout_through INTEGER;",
   },
+  {
+    version: 9,
+    // The sessions waiting on a person, the longest waiting first: both kinds of open request in the
+    // order they were asked, and each session's own open requests, to tell its oldest one.
+    sql: `
+      CREATE INDEX permission_requests_open_since ON permission_requests (created_at, id)
+        WHERE status IN ('pending', 'orphaned');
+      CREATE INDEX permission_requests_open_of_session ON permission_requests (session_id, created_at, id)
+        WHERE status IN ('pending', 'orphaned');
+      CREATE INDEX secret_requests_open_since ON secret_requests (created_at, id)
+        WHERE status IN ('pending', 'orphaned');
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -1,19 +1,35 @@
-import { JournalId, SessionDraft, SessionPageQuery, type SessionRecord } from "@bridgeworks/protocol";
+import {
+  JournalId,
+  SessionDraft,
+  SessionPageQuery,
+  type SessionRecord,
+  WaitingSessionPageQuery,
+} from "@bridgeworks/protocol";
+import { isoTime } from "./clock.js";
 import { JournalError, parseInput } from "./errors.js";
 import { JournalArea, type JournalCore } from "./journal-area.js";
 import { findSession, requireSession } from "./records.js";
 import { type SessionRow, toSessionRecord } from "./rows.js";
 import { defaultSearchWindow, defaultSessionPageLimit, pageOf, SessionPages } from "./session-pages.js";
+import { WaitingSessions } from "./waiting-sessions.js";
 
 export type SessionPage = { sessions: SessionRecord[]; nextCursor?: string };
+
+/** A session waiting on a person, and since when (its oldest open request, ISO). */
+export type WaitingSessionPage = {
+  sessions: { session: SessionRecord; since: string }[];
+  nextCursor?: string;
+};
 
 /** Sessions: created, stopped, found by id, listed in keyset pages and searched, and heard of when they change. */
 export class JournalSessions extends JournalArea {
   readonly #pages: SessionPages;
+  readonly #waiting: WaitingSessions;
 
   constructor(core: JournalCore) {
     super(core);
     this.#pages = new SessionPages(core.connection.db);
+    this.#waiting = new WaitingSessions(core.connection.db);
   }
 
   createSession(draft: SessionDraft): SessionRecord {
@@ -40,6 +56,21 @@ export class JournalSessions extends JournalArea {
     const valid = parseInput(SessionPageQuery, query, "query");
     const { rows, nextCursor } = this.#pages.page(valid);
     return { sessions: rows.map(toSessionRecord), ...(nextCursor !== undefined && { nextCursor }) };
+  }
+
+  /**
+   * One keyset page of the sessions waiting on a person (an open permission or secret request, pending
+   * or orphaned), the longest waiting first: each once, at its oldest open request. Read through the
+   * partial indexes of open requests, whatever the number of sessions.
+   */
+  listWaitingSessionPage(query: WaitingSessionPageQuery = {}): WaitingSessionPage {
+    const valid = parseInput(WaitingSessionPageQuery, query, "query");
+    const { rows, nextCursor } = this.#waiting.page(valid);
+    const sessions = rows.map((row) => ({
+      session: requireSession(this.connection, row.session_id),
+      since: isoTime(row.since),
+    }));
+    return { sessions, ...(nextCursor !== undefined && { nextCursor }) };
   }
 
   /**

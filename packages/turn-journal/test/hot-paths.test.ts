@@ -11,9 +11,9 @@ import { createTestJournal, runningTurn } from "./helpers.js";
 const boundedScans: Readonly<Record<string, RegExp>> = {
   sessions: /^SCAN s USING INDEX sessions_newest$/,
   unfinishedTurns: /^SCAN t USING INDEX turns_unfinished$/,
-  openSecretRequests: /^SCAN secret_requests USING INDEX secret_requests_open$/,
-  open: /^SCAN permission_requests USING INDEX permission_requests_open$/,
-  openOfSession: /^SCAN permission_requests USING INDEX permission_requests_open$/,
+  // In the order they were asked, on the index of open requests by (created_at, id): no sort.
+  openSecretRequests: /^SCAN secret_requests USING INDEX secret_requests_open_since$/,
+  open: /^SCAN permission_requests USING INDEX permission_requests_open_since$/,
   // The newest N (LIMIT), walking the primary key from its end.
   recent: /^SCAN permission_requests USING INDEX sqlite_autoindex_permission_requests_1$/,
 };

@@ -49,6 +49,12 @@ export const daemonCommand = defineCommand<FlootContext>()({
       type: "boolean",
       summary: "print a one-time web UI sign-in link to the controlling terminal (never to stderr or a log)",
     },
+    "notify-command": {
+      type: "string",
+      placeholder: "CMD",
+      summary:
+        "run CMD (split at spaces, no shell) for each approval or secret asked and each turn ended, one JSON line on its stdin (default: $FLOOT_NOTIFY_COMMAND)",
+    },
     "cancel-turns": {
       type: "boolean",
       summary: "with stop: cancel every running turn and end the keeper, instead of leaving them running",
@@ -57,10 +63,16 @@ export const daemonCommand = defineCommand<FlootContext>()({
   examples: [
     { command: "floot daemon --state ~/floot", summary: "a daemon on its own state dir" },
     { command: "floot daemon stop --cancel-turns", summary: "stop it and end its running turns" },
+    {
+      command: "floot daemon --notify-command ~/bin/floot-notify",
+      summary: "run a script of yours for each moment that needs you (docs/notifications.md)",
+    },
   ],
   async run({ options, args }, context) {
     const stateDir = resolveStateDir({ flag: options.state, env: context.env, cwd: context.cwd });
     if (args.action === "stop") {
+      if (options["notify-command"] !== undefined)
+        throw new UsageError("--notify-command", "is for running the daemon, not for `floot daemon stop`");
       const { stopDaemon } = await import("./daemon-stop.js");
       const stopped = await stopDaemon(context, stateDir, options["cancel-turns"] === true);
       context.stdout.write(
@@ -74,7 +86,10 @@ export const daemonCommand = defineCommand<FlootContext>()({
     const { readDaemonSettings, SettingError } = await import("../daemon/settings.js");
     const settings = (() => {
       try {
-        return readDaemonSettings(context.env);
+        return readDaemonSettings(context.env, {
+          ...(options["notify-command"] !== undefined && { notifyCommand: options["notify-command"] }),
+          cwd: context.cwd,
+        });
       } catch (error) {
         if (error instanceof SettingError) throw new UsageError(error.variable, error.problem);
         throw error;

@@ -35,6 +35,8 @@ import { type ApiServer, startApiServer } from "./http/api-server.js";
 import { createDecisionActors } from "./http/decision-actor.js";
 import { journalMasking } from "./journal-masking.js";
 import { connectTheKeeper, rebindDirName } from "./keeper-link.js";
+import { Moments } from "./moments.js";
+import { startNotifyCommand } from "./notify-command.js";
 import { createPeerProcessLookup } from "./peer-process.js";
 import { PermissionBroker } from "./permission-broker.js";
 import { type RecoveryReport, recoverTurns } from "./recovery.js";
@@ -266,6 +268,10 @@ async function startLocked(
   const running = coordinator;
   cleanups.push(() => running.shutdown());
 
+  // Heard from here on: what recovery did is not announced.
+  const moments = new Moments(journal, logger);
+  const notify = startNotifyCommand(moments, settings, { spawner, cwd: stateDir, env, logger });
+  cleanups.push(() => moments.close(), notify);
   const sandboxStatus = createSandboxProbe(env);
   const startedAt = new Date().toISOString();
   const apiToken = mintToken(randomBytes);
@@ -289,6 +295,7 @@ async function startLocked(
         liveTurnProcesses: () => running.liveTurnProcesses(),
       }),
       connectionLimits: settings.connectionLimits,
+      moments,
       ...(options.uiDir !== undefined && { uiDir: options.uiDir }),
     },
     // A clean stop removes daemon.json but not the last port: an open page finds its daemon again.
@@ -296,6 +303,7 @@ async function startLocked(
     options.port === undefined,
   );
   cleanups.push(() => api.close());
+  moments.linkTo(api.port);
 
   for (const { turn, process, through } of kept) coordinator.adopt(turn, process, through);
   coordinator.resume(recovery.outcomes.map((outcome) => outcome.turn.sessionId));

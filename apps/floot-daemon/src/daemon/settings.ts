@@ -1,6 +1,7 @@
 import { defaultToolGateDeadlineMs, type HttpConnectionLimits } from "@bridgeworks/control-channel";
 import { defaultCliStartHoldMs } from "./cli-start-slots.js";
 import { apiConnectionLimitsFrom } from "./http/connection-policy.js";
+import { defaultNotifyTimeoutMs, parseNotifyCommand } from "./notify-command.js";
 
 /** What the daemon reads from its environment, read and checked once, before it starts anything. */
 export interface DaemonSettings {
@@ -17,6 +18,18 @@ export interface DaemonSettings {
    * daemon; off, the daemon's spawner helper starts them and they end with the daemon.
    */
   keeper: boolean;
+  /** `--notify-command`, else `FLOOT_NOTIFY_COMMAND`: the program (resolved) and its arguments. */
+  notifyCommand?: readonly string[];
+  /** `FLOOT_NOTIFY_TIMEOUT_MS`: when a notify command still running is killed. */
+  notifyTimeoutMs: number;
+}
+
+/** What the command line adds to the environment's settings. */
+export interface SettingFlags {
+  /** `--notify-command`: wins over `FLOOT_NOTIFY_COMMAND`. */
+  notifyCommand?: string;
+  /** Where a relative program path is found from. */
+  cwd?: string;
 }
 
 /** A setting the daemon cannot start with: `variable` names it, `problem` says what is wrong. */
@@ -35,6 +48,7 @@ const milliseconds = {
   FLOOT_TOOL_TIMEOUT_MS: defaultToolTimeoutMs,
   FLOOT_GATE_TIMEOUT_MS: defaultToolGateDeadlineMs,
   FLOOT_CLI_START_HOLD_MS: defaultCliStartHoldMs,
+  FLOOT_NOTIFY_TIMEOUT_MS: defaultNotifyTimeoutMs,
 } as const;
 
 /**
@@ -42,7 +56,10 @@ const milliseconds = {
  * variable takes is refused by name (`FLOOT_TOOL_TIMEOUT_MS=1h` is not a number of milliseconds), never
  * silently replaced by the default.
  */
-export function readDaemonSettings(env: Readonly<Record<string, string | undefined>>): DaemonSettings {
+export function readDaemonSettings(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: SettingFlags = {},
+): DaemonSettings {
   const ms = (name: keyof typeof milliseconds): number => {
     const raw = env[name];
     if (raw === undefined || raw === "") return milliseconds[name];
@@ -66,11 +83,28 @@ export function readDaemonSettings(env: Readonly<Record<string, string | undefin
   const keeper = env.FLOOT_KEEPER ?? "";
   if (!["", "on", "off"].includes(keeper))
     throw new SettingError("FLOOT_KEEPER", `must be on or off, got ${JSON.stringify(keeper)}`);
+  const notifyCommand = notifyCommandOf(env, flags);
   return {
     keeper: keeper !== "off",
     toolTimeoutMs: ms("FLOOT_TOOL_TIMEOUT_MS"),
     gateTimeoutMs: ms("FLOOT_GATE_TIMEOUT_MS"),
     cliStartHoldMs: ms("FLOOT_CLI_START_HOLD_MS"),
     connectionLimits,
+    ...(notifyCommand !== undefined && { notifyCommand }),
+    notifyTimeoutMs: ms("FLOOT_NOTIFY_TIMEOUT_MS"),
   };
+}
+
+function notifyCommandOf(
+  env: Readonly<Record<string, string | undefined>>,
+  { notifyCommand: flag, cwd = process.cwd() }: SettingFlags,
+): string[] | undefined {
+  const [name, value] =
+    flag !== undefined ? ["--notify-command", flag] : ["FLOOT_NOTIFY_COMMAND", env.FLOOT_NOTIFY_COMMAND];
+  if (value === undefined || (value === "" && flag === undefined)) return undefined;
+  try {
+    return parseNotifyCommand(value, env, cwd);
+  } catch (error) {
+    throw new SettingError(name, (error as Error).message);
+  }
 }

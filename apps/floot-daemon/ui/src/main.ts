@@ -1,5 +1,7 @@
 import { Connection } from "./connection.js";
 import { hasSignIn, NotSignedIn, type SignedOutReason, signInWithCode, takeLoginCode } from "./credential.js";
+import { Notifications } from "./notifications.js";
+import { ChangeStream } from "./session-changes.js";
 import { SessionPage } from "./session-page.js";
 import { SessionsPage } from "./sessions-page.js";
 import { renderSignedOut } from "./signed-out-page.js";
@@ -11,6 +13,10 @@ const connection = new Connection(
   document.getElementById("banner")!,
   showSignedOut,
 );
+// One change stream per tab, shared by the sessions list and the notifications (on every page).
+const changes = new ChangeStream(connection);
+/** Made at the first sign-in: notifications turned on earlier start their stream then. */
+let notifications: Notifications | undefined;
 let page: { dispose(): void } | undefined;
 let signedOut = false;
 let signingIn: Promise<void> | undefined;
@@ -18,10 +24,11 @@ let signingIn: Promise<void> | undefined;
 // Routes live in the hash so the daemon serves one static page: `#/` lists, `#/s/<id>` is a session.
 function route(): void {
   page?.dispose();
+  notifications ??= new Notifications(changes);
   const match = /^#\/s\/([^/]+)$/.exec(location.hash);
   page = match
     ? new SessionPage(main, decodeURIComponent(match[1]!), connection)
-    : new SessionsPage(main, connection);
+    : new SessionsPage(main, connection, { changes, notifications });
   main.querySelector<HTMLElement>("h1")?.focus({ preventScroll: true });
 }
 

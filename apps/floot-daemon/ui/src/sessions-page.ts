@@ -3,27 +3,45 @@ import { ApiError, api } from "./api.js";
 import { BackendChoice } from "./backend-choice.js";
 import type { Connection } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
+import type { Notifications } from "./notifications.js";
+import type { ChangeStream } from "./session-changes.js";
 import { SessionList } from "./session-list.js";
 
-/** The sessions list (paged, searchable, pushed changes; see session-list.ts) and the new-session form. */
+/**
+ * The sessions list (the inbox first, paged, searchable, pushed changes; see session-list.ts), the
+ * notifications' control and the new-session form.
+ */
 export class SessionsPage {
   readonly #list: SessionList;
   readonly #formNote: HTMLElement;
+  readonly #notifications: Notifications;
+  readonly #notifyControl: HTMLButtonElement;
 
-  constructor(root: HTMLElement, connection: Connection) {
-    this.#list = new SessionList(connection);
+  constructor(
+    root: HTMLElement,
+    connection: Connection,
+    { changes, notifications }: { changes: ChangeStream; notifications: Notifications },
+  ) {
+    this.#list = new SessionList(connection, changes);
+    this.#notifications = notifications;
+    this.#notifyControl = notifications.control();
     this.#formNote = h("p", { class: "muted", id: "new-session-note" });
     replaceChildren(
       root,
-      h("header", { class: "page-head" }, h("h1", { tabindex: "-1" }, "Sessions")),
+      h(
+        "header",
+        { class: "page-head page-head-row" },
+        h("h1", { tabindex: "-1" }, "Sessions"),
+        this.#notifyControl,
+      ),
       this.#list.element,
       this.#newSessionForm(),
     );
-    document.title = "Floot · sessions";
   }
 
   dispose(): void {
     this.#list.dispose();
+    this.#notifications.forget(this.#notifyControl);
   }
 
   #newSessionForm(): HTMLElement {

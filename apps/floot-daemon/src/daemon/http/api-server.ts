@@ -4,6 +4,7 @@ import { type HttpConnectionLimits, limitHttpConnections } from "@bridgeworks/co
 import type { FlootBackendStatus, FlootDaemonStatus } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { MomentSource } from "../moments.js";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SandboxStatus } from "../sandbox-status.js";
 import type { SecretBroker } from "../secret-broker.js";
@@ -46,6 +47,8 @@ export interface ApiDeps {
   sandboxStatus: SandboxStatus;
   /** Each listener's, the TCP port's and the socket's; default `defaultApiConnectionLimits`. */
   connectionLimits?: HttpConnectionLimits;
+  /** Approvals and secrets asked, turns ended: sent on `/v1/changes` as they happen. */
+  moments?: MomentSource;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson as send } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
+import type { MomentSource } from "../moments.js";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SandboxStatus } from "../sandbox-status.js";
 import type { SecretBroker } from "../secret-broker.js";
@@ -64,6 +65,8 @@ export interface RouteDeps {
   logger: Logger;
   /** Whether each backend's sandbox can run here: a confined session is refused where it cannot. */
   sandboxStatus: SandboxStatus;
+  /** What `/v1/changes` also sends: approvals and secrets asked, turns ended. */
+  moments?: MomentSource;
 }
 
 /** The `/v1` API, one entry per method and path; bodies are validated with protocol's schemas. */
@@ -79,6 +82,7 @@ export function apiRoutes({
   follow,
   logger,
   sandboxStatus,
+  moments,
 }: RouteDeps): Route[] {
   const requireSession = (id: string) => {
     const session = journal.sessions.getSession(id);
@@ -92,7 +96,7 @@ export function apiRoutes({
   };
   const openPermissionRequests = (sessionId: string) =>
     journal.permissions.listOpenPermissionRequests(sessionId).map((request) => permissions.present(request));
-  const lists = { journal, sessions, status, openPermissionRequests, slices };
+  const lists = { journal, sessions, status, openPermissionRequests, slices, ...(moments && { moments }) };
   const changes = new SessionChangeHub(lists);
 
   return [
