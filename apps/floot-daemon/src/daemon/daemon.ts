@@ -22,6 +22,7 @@ import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { ensurePrivateDir } from "../private-dir.js";
 import { apiSocketName, daemonFileName, journalFileName, lockFileName } from "../state-dir.js";
 import { describeBackends } from "./backend-status.js";
+import { besideBundle } from "./bundled-helpers.js";
 import { defaultCliNice } from "./cli-nice.js";
 import { CliStartSlots, defaultCliStarts } from "./cli-start-slots.js";
 import {
@@ -341,13 +342,4 @@ async function startLocked(
       return stopped;
     },
   };
-}
-
-/** A helper program bundled beside the daemon, else the one its package builds. */
-function besideBundle(name: "shim.mjs" | "gate-hook.mjs" | "spawner.mjs" | "keeper.mjs"): string {
-  const beside = join(dirname(fileURLToPath(import.meta.url)), name);
-  if (existsSync(beside)) return beside;
-  if (name === "spawner.mjs") return defaultSpawnerScriptPath();
-  if (name === "keeper.mjs") return defaultKeeperScriptPath();
-  return name === "shim.mjs" ? defaultShimScriptPath() : defaultGateHookScriptPath();
 }
