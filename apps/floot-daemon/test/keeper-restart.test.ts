@@ -37,6 +37,24 @@ function shownText(events: TurnEventEnvelope[]): string {
   return events.flatMap(({ event }) => (event.type === "assistant.text" ? [event.text] : [])).join("");
 }
 
+/** A Claude turn that wrote `text` and then waits on the model for ever, its text journaled. */
+async function stalledTurn(text: string) {
+  world = await FlootWorld.create("claude", {
+    steps: [
+      {
+        match: { lastUserTextIncludes: "[long]" },
+        response: { events: [{ type: "text", text }, { type: "stall" }] },
+      },
+    ],
+  });
+  const w = world;
+  await w.startDaemon();
+  const session = await w.createSession();
+  const turn = await w.send(session.id, "[long] keep going");
+  await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
+  return { w, session, turn, cli: (await w.turn(turn.id)).process! };
+}
+
 function contiguous(events: TurnEventEnvelope[]): boolean {
   return events.every((envelope, position) => envelope.index === position);
 }
@@ -128,20 +146,7 @@ describe.each(backends)("a restart keeps the turn running: %s", (backend) => {
 
 describe("the keeper", () => {
   test("a reboot (the keeper and its CLIs killed with the daemon) falls back to recovery: interrupted", async () => {
-    world = await FlootWorld.create("claude", {
-      steps: [
-        {
-          match: { lastUserTextIncludes: "[stall]" },
-          response: { events: [{ type: "text", text: "PARTIAL" }, { type: "stall" }] },
-        },
-      ],
-    });
-    const w = world;
-    await w.startDaemon();
-    const session = await w.createSession();
-    const turn = await w.send(session.id, "[stall] begin");
-    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
-    const cli = (await w.turn(turn.id)).process!;
+    const { w, turn, cli } = await stalledTurn("PARTIAL");
     await w.restartAfterReboot();
     const ended = await w.waitForEnd(turn.id);
     expect(ended.phase).toBe("interrupted");
@@ -165,23 +170,8 @@ describe("the keeper", () => {
 });
 
 describe("floot daemon stop", () => {
-  const stalling = {
-    steps: [
-      {
-        match: { lastUserTextIncludes: "[long]" },
-        response: { events: [{ type: "text" as const, text: "WORKING" }, { type: "stall" as const }] },
-      },
-    ],
-  };
-
   test("without --cancel-turns: the daemon exits, the turn's CLI goes on under the keeper, the next start adopts it", async () => {
-    world = await FlootWorld.create("claude", stalling);
-    const w = world;
-    await w.startDaemon();
-    const session = await w.createSession();
-    const turn = await w.send(session.id, "[long] keep going");
-    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
-    const cli = (await w.turn(turn.id)).process!;
+    const { w, turn, cli } = await stalledTurn("WORKING");
     const daemon = w.daemon!;
     const stop = await w.floot("daemon", "stop");
     expect(stop, stop.stderr).toMatchObject({ code: 0, stdout: `daemon ${daemon.process.pid} stopped\n` });
@@ -194,13 +184,7 @@ describe("floot daemon stop", () => {
   });
 
   test("--cancel-turns: the running turn ends cancelled, its CLI and the keeper are gone", async () => {
-    world = await FlootWorld.create("claude", stalling);
-    const w = world;
-    await w.startDaemon();
-    const session = await w.createSession();
-    const turn = await w.send(session.id, "[long] keep going");
-    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
-    const cli = (await w.turn(turn.id)).process!;
+    const { w, turn, cli } = await stalledTurn("WORKING");
     const keeper = await w.keeperPid();
     const daemon = w.daemon!;
     const stop = await w.floot("daemon", "stop", "--cancel-turns");
@@ -239,19 +223,7 @@ describe("floot daemon stop", () => {
 
 describe("another user and the keeper", () => {
   test("cannot connect to it, read its key or its spools, or take its socket's name", async () => {
-    world = await FlootWorld.create("claude", {
-      steps: [
-        {
-          match: { lastUserTextIncludes: "[long]" },
-          response: { events: [{ type: "text", text: "SPOOLED" }, { type: "stall" }] },
-        },
-      ],
-    });
-    const w = world;
-    await w.startDaemon();
-    const session = await w.createSession();
-    const turn = await w.send(session.id, "[long] keep going");
-    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled");
+    const { w } = await stalledTurn("SPOOLED");
     const places = keeperPlaces(w.stateRuntimeDir);
     const spools = readdirSync(places.spoolDir).map((name) => join(places.spoolDir, name));
     expect(spools.length).toBeGreaterThan(0);

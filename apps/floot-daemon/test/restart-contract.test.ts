@@ -53,6 +53,33 @@ function contiguous(events: TurnEventEnvelope[]): boolean {
   return events.every((envelope, position) => envelope.index === position);
 }
 
+/** A model request that carries the delivered credential's note. */
+const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
+
+/** The model asks for API_TOKEN on `[secret]`, and thanks once it was provided. */
+function secretSteps(): ScriptInput["steps"] {
+  return [
+    {
+      match: provided,
+      repeat: true,
+      response: { events: [{ type: "text", text: "THANKS FOR THE TOKEN" }] },
+    },
+    {
+      match: { lastUserTextIncludes: "[secret]" },
+      repeat: true,
+      response: {
+        events: [
+          {
+            type: "tool_use",
+            nameFrom: { endsWith: "requestSecret" },
+            input: { name: "API_TOKEN", prompt: "the deploy token" },
+          },
+        ],
+      },
+    },
+  ];
+}
+
 async function setUp(backend: Backend, script: ScriptInput): Promise<FlootWorld> {
   world = await FlootWorld.create(backend, script);
   await world.startDaemon();
@@ -326,27 +353,9 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
 
   test("6+7. requestSecret across a restart: tool error within seconds, same request again, fresh credential, no bytes at rest", async () => {
     const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-    const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
     const w = await setUp(backend, {
       steps: [
-        {
-          match: provided,
-          repeat: true,
-          response: { events: [{ type: "text", text: "THANKS FOR THE TOKEN" }] },
-        },
-        {
-          match: { lastUserTextIncludes: "[secret]" },
-          repeat: true,
-          response: {
-            events: [
-              {
-                type: "tool_use",
-                nameFrom: { endsWith: "requestSecret" },
-                input: { name: "API_TOKEN", prompt: "the deploy token" },
-              },
-            ],
-          },
-        },
+        ...secretSteps(),
         { repeat: true, response: { events: [{ type: "text", text: "the bridge went away" }] } },
       ],
     });
@@ -419,28 +428,8 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     "6b. requestSecret across a %s restart, the CLI kept: the same request, submitted once, completes the turn",
     async (how) => {
       const secret = `s3cr3t-${Math.random().toString(36).slice(2)}-${Date.now()}`;
-      const provided = (r: { body: unknown }) => JSON.stringify(r.body).includes("provided API_TOKEN");
       const w = await setUp(backend, {
-        steps: [
-          {
-            match: provided,
-            repeat: true,
-            response: { events: [{ type: "text", text: "THANKS FOR THE TOKEN" }] },
-          },
-          {
-            match: { lastUserTextIncludes: "[secret]" },
-            repeat: true,
-            response: {
-              events: [
-                {
-                  type: "tool_use",
-                  nameFrom: { endsWith: "requestSecret" },
-                  input: { name: "API_TOKEN", prompt: "the deploy token" },
-                },
-              ],
-            },
-          },
-        ],
+        steps: [...secretSteps()],
       });
       const session = await w.createSession();
       const turn = await w.send(session.id, "[secret] deploy it");
@@ -463,14 +452,7 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
         { value: secret },
       );
       expect(answer.deliveredTo).toBe("call");
-      const done = await w.waitForEnd(turn.id, 40_000).catch(async (error) => {
-        console.log("DEBUG6b", JSON.stringify((await w.events(turn.id)).map((e) => e.event)).slice(0, 6000));
-        console.log(
-          "DEBUG6b requests",
-          JSON.stringify(w.double.requests.map((r) => JSON.stringify(r.body).slice(-600))),
-        );
-        throw error;
-      });
+      const done = await w.waitForEnd(turn.id, 90_000);
       expect(done.phase, JSON.stringify(done.error)).toBe("completed");
       expect(w.double.requests.filter(provided).length).toBeGreaterThanOrEqual(1);
       expect(await w.turns(session.id)).toHaveLength(1);
