@@ -6,7 +6,7 @@ import { appDir } from "./daemon-harness.js";
 
 // The web UI's script, as global-setup built it: a budget, so a dependency that stops tree-shaking (or a
 // syntax highlighter pulled in whole) is noticed. docs/web-ui.md states the measured sizes.
-const budget = { raw: 160_000, gzip: 50_000 };
+const budget = { raw: 170_000, gzip: 56_000 };
 
 test("the UI bundle stays within its budget", () => {
   const script = readFileSync(join(appDir, "bundle", "ui", "app.js"));
