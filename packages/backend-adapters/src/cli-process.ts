@@ -12,7 +12,7 @@ import { type KeptCliDeps, startKeptCli } from "./kept-cli.js";
 import { defaultMaxLineBytes, LineSplitter, LineTooLongError } from "./line-splitter.js";
 import { type ProcessIdentity, signalProcessGroup } from "./process-identity.js";
 import { assertNice } from "./process-priority.js";
-import { spawnMarkerVariable } from "./spawn-marker.js";
+import { withSpawnMarker } from "./spawn-marker.js";
 import { TurnErrorCode } from "./turn-error-code.js";
 
 export type { CliExit, CliLaunch, CliProcessHooks, LinePosition, RunningCli } from "./cli-launch.js";
@@ -68,10 +68,7 @@ export async function startCliProcess(
       command: launch.command,
       args: launch.args,
       cwd: launch.cwd,
-      env:
-        launch.spawnMarker === undefined
-          ? launch.env
-          : { ...launch.env, [spawnMarkerVariable]: launch.spawnMarker },
+      env: withSpawnMarker(launch.env, launch.spawnMarker),
       // Before its stdin is written: a CLI reads its prompt before it starts anything.
       ...(launch.nice !== undefined && { nice: launch.nice }),
     });

@@ -1,7 +1,7 @@
 import type { CliExit, CliLaunch, CliProcessHooks, RunningCli } from "./cli-launch.js";
 import type { KeeperClient } from "./keeper-client.js";
 import type { ProcessIdentity } from "./process-identity.js";
-import { spawnMarkerVariable } from "./spawn-marker.js";
+import { withSpawnMarker } from "./spawn-marker.js";
 
 /** A CLI run through the keeper: by which keeper, under which id (the turn's), and where to read from. */
 export interface KeptCliDeps {
@@ -35,10 +35,7 @@ export async function startKeptCli(
       command: launch.command,
       args: [...launch.args],
       cwd: launch.cwd,
-      env:
-        launch.spawnMarker === undefined
-          ? launch.env
-          : { ...launch.env, [spawnMarkerVariable]: launch.spawnMarker },
+      env: withSpawnMarker(launch.env, launch.spawnMarker),
       ...(launch.nice !== undefined && { nice: launch.nice }),
       stdin: launch.stdin ?? "",
     });

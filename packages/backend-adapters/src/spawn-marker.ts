@@ -104,3 +104,11 @@ export function findProcessesBySpawnMarker(
   }
   return found;
 }
+
+/** A CLI's environment with its spawn marker, when it has one. */
+export function withSpawnMarker(
+  env: Readonly<Record<string, string>>,
+  marker: string | undefined,
+): Record<string, string> {
+  return marker === undefined ? { ...env } : { ...env, [spawnMarkerVariable]: marker };
+}
