@@ -227,7 +227,13 @@ describe("another user and the keeper", () => {
     const places = keeperPlaces(w.stateRuntimeDir);
     const spools = readdirSync(places.spoolDir).map((name) => join(places.spoolDir, name));
     expect(spools.length).toBeGreaterThan(0);
-    expect(readFileSync(spools[0]!, "utf8")).toContain("SPOOLED");
+    // The model double streams the reply in deltas whose cuts vary, so read the text they spell
+    // (the turn's first delta may be journaled before its last one reaches the spool).
+    await waitUntil(
+      () => spelledText(readFileSync(spools[0]!, "utf8")).includes("SPOOLED"),
+      10_000,
+      "the reply spooled",
+    );
     // Private by their own modes, not only by the dirs above them ...
     expect(statSync(w.stateRuntimeDir).mode & 0o777).toBe(0o700);
     expect(statSync(places.spoolDir).mode & 0o777).toBe(0o700);
@@ -286,4 +292,13 @@ function openAncestors(dir: string): { restore(): void } {
       for (const [each, mode] of changed) chmodSync(each, mode);
     },
   };
+}
+
+/** The text a stream-json spool's text deltas spell, in order. */
+function spelledText(spool: string): string {
+  return spool
+    .split("\n")
+    .filter((line) => line.includes('"text_delta"') && line.endsWith("}"))
+    .map((line) => JSON.parse(line).event?.delta?.text ?? "")
+    .join("");
 }
