@@ -37,7 +37,13 @@ test("a read that comes with twenty overview pages is answered before most of th
   const deps: SessionListDeps = {
     journal,
     sessions: new SessionStore(dir),
-    status: () => ({ pid: process.pid, generation: 1, stateDir: dir, startedAt: new Date().toISOString() }),
+    status: () => ({
+      pid: process.pid,
+      generation: 1,
+      stateDir: dir,
+      startedAt: new Date().toISOString(),
+      atStart: { keptRunning: 0, replayed: 0, interrupted: 0 },
+    }),
     openPermissionRequests: () => [],
     slices,
   };

@@ -308,6 +308,9 @@ describe("web UI", () => {
     await w.startDaemon();
     expect(w.daemon!.file.port).toBe(port);
     await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(
+      /The daemon restarted after \d+ s \(generation \d+\): 1 turn interrupted/,
+    );
     const interrupted = page.locator(`[data-turn-id="${turn.id}"][data-phase="interrupted"]`);
     await interrupted.waitFor({ timeout: 30_000 });
     await expect(interrupted.getByText("Partial work before the crash.").count()).resolves.toBe(1);
@@ -323,13 +326,25 @@ describe("web UI", () => {
     await expect(interrupted.getByRole("button", { name: "Retry" }).count()).resolves.toBe(0);
   });
 
-  test("4b. a planned restart (SIGTERM, then a new start) with the page open: the same port, and the page reconnects by itself", async () => {
-    const w = await setUp({ steps: [textReply("[after]", "Served by the new daemon.")] });
+  test("4b. a planned restart (SIGTERM, then a new start) with the page open and a turn streaming: the same port, the page reconnects by itself, says the turn kept running, and shows every word once", async () => {
+    const words = Array.from({ length: 12 }, (_, index) => `word${index}`).join(" ");
+    const w = await setUp({
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[stream]" },
+          response: { events: [{ type: "text", text: words, chunks: 12, deltaDelayMs: 400 }] },
+        },
+        textReply("[after]", "Served by the new daemon."),
+      ],
+    });
     const session = await w.createSession();
     const page = await signIn(w);
     await openSession(page, w, session);
     const port = w.daemon!.file.port;
     const generation = w.daemon!.file.generation;
+    await sendFromPage(page, "[stream] say the words");
+    await page.locator(".assistant-text", { hasText: "word0" }).first().waitFor({ timeout: 60_000 });
+    const turn = await currentTurn(w, session.id);
 
     await w.stopDaemon();
     // A clean stop removes daemon.json; the next start still takes the port the page knows.
@@ -339,6 +354,19 @@ describe("web UI", () => {
     expect(w.daemon!.file.port).toBe(port);
     expect(w.daemon!.file.generation).toBe(generation + 1);
     await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
+    await expect(page.getByRole("alert").textContent()).resolves.toMatch(
+      new RegExp(
+        `The daemon restarted after \\d+ s \\(generation ${generation + 1}\\): 1 turn kept running\\.`,
+      ),
+    );
+    // The page went on following the kept turn: its whole answer once, no event lost or doubled.
+    const done = page.locator(`[data-turn-id="${turn.id}"][data-phase="completed"]`);
+    await done.waitFor({ timeout: 90_000 });
+    const record = await w.turn(turn.id);
+    expect(record.attempt).toBe(1);
+    const shown = await renderedTurn(page, turn.id);
+    expect(shown?.texts.join("")).toBe(words);
+    expect(shown?.nextIndex).toBe(record.eventCount);
     // No sign-in again: the page sends a turn to the new daemon.
     await sendFromPage(page, "[after] still there?");
     await page.getByText("Served by the new daemon.").waitFor({ timeout: 60_000 });

@@ -164,6 +164,19 @@ export const SubmitSecretResponse = lazySchema(() =>
 );
 export type SubmitSecretResponse = z.infer<typeof SubmitSecretResponse>;
 
+/**
+ * The unfinished turns a start found: kept running by the keeper (adopted, same CLI), replayed (no
+ * effect yet), or marked interrupted (their CLI was gone after an effect).
+ */
+export const FlootStartTurns = lazySchema(() =>
+  z.strictObject({
+    keptRunning: z.number().int().nonnegative(),
+    replayed: z.number().int().nonnegative(),
+    interrupted: z.number().int().nonnegative(),
+  }),
+);
+export type FlootStartTurns = z.infer<typeof FlootStartTurns>;
+
 export const FlootDaemonStatus = lazySchema(() =>
   z.strictObject({
     pid: Pid,
@@ -172,6 +185,8 @@ export const FlootDaemonStatus = lazySchema(() =>
     startedAt: z.iso.datetime({ offset: true }),
     /** The TCP port the web UI is served on (`floot open` asks for it over the socket). */
     port: Port.optional(),
+    /** What this start found of the turns an earlier daemon left unfinished (a page says it once). */
+    atStart: FlootStartTurns,
   }),
 );
 export type FlootDaemonStatus = z.infer<typeof FlootDaemonStatus>;

@@ -1,16 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import {
-  defaultKeeperScriptPath,
-  defaultSpawnerScriptPath,
-  startSpawnerProcess,
-} from "@bridgeworks/backend-adapters";
+import { startSpawnerProcess } from "@bridgeworks/backend-adapters";
 import {
   type BridgeGeneration,
-  defaultGateHookScriptPath,
-  defaultShimScriptPath,
   mintToken,
   startBridgeGeneration,
   TurnTokenRegistry,
@@ -40,7 +33,7 @@ import { Moments } from "./moments.js";
 import { startNotifyCommand } from "./notify-command.js";
 import { createPeerProcessLookup } from "./peer-process.js";
 import { PermissionBroker } from "./permission-broker.js";
-import { type RecoveryReport, recoverTurns } from "./recovery.js";
+import { type RecoveryReport, recoverTurns, turnsAtStart } from "./recovery.js";
 import { removeDeadDaemonFiles, resolveRuntimeDir, secretsDirName } from "./runtime-dir.js";
 import { createSandboxProbe } from "./sandbox-status.js";
 import { SecretBroker, type TurnContext } from "./secret-broker.js";
@@ -275,6 +268,7 @@ async function startLocked(
   cleanups.push(() => moments.close(), notify);
   const sandboxStatus = createSandboxProbe(env);
   const startedAt = new Date().toISOString();
+  const atStart = turnsAtStart(kept.length, recovery);
   const apiToken = mintToken(randomBytes);
   const uiAuth = new UiAuth({ stateDir });
   const api: ApiServer = await startApiServer(
@@ -288,7 +282,7 @@ async function startLocked(
       sandboxStatus,
       token: apiToken,
       logger,
-      status: () => ({ pid: process.pid, generation, stateDir, startedAt }),
+      status: () => ({ pid: process.pid, generation, stateDir, startedAt, atStart }),
       uiAuth,
       socketPath: join(runtimeDir, apiSocketName),
       actorOf: createDecisionActors({

@@ -1,5 +1,5 @@
 import { type FenceOutcome, fenceProcess, findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
-import type { CliProcess } from "@bridgeworks/protocol";
+import type { CliProcess, FlootStartTurns } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import {
   applyRecovery,
@@ -120,4 +120,11 @@ function applyPlan(
     });
   }
   return outcomes;
+}
+
+/** What a start found of the unfinished turns, as `GET /v1/status` tells a page after a restart. */
+export function turnsAtStart(keptRunning: number, report: RecoveryReport): FlootStartTurns {
+  const count = (action: RecoveryDecision["action"]) =>
+    report.outcomes.filter((outcome) => outcome.decision.action === action).length;
+  return { keptRunning, replayed: count("replay"), interrupted: count("interrupt") };
 }

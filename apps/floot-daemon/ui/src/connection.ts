@@ -1,4 +1,4 @@
-import type { FlootDaemonStatus } from "@bridgeworks/protocol";
+import type { FlootDaemonStatus, FlootStartTurns } from "@bridgeworks/protocol";
 import { api } from "./api.js";
 import type { SignedOutReason } from "./credential.js";
 import { h, replaceChildren } from "./dom.js";
@@ -9,8 +9,10 @@ interface ConnectionState {
   kind: ConnectionKind;
   attempt: number;
   generation?: number;
+  /** When the page last lost the daemon (ms since the epoch): the restart banner says how long. */
+  awaySince?: number;
   /** Set once the page saw a second generation: the daemon restarted under it. */
-  restartedTo?: number;
+  restarted?: { generation: number; awayMs?: number; turns: FlootStartTurns };
 }
 
 /**
@@ -40,30 +42,40 @@ export class Connection {
   async online(): Promise<void> {
     const wasAway = this.#state.kind !== "online";
     if (wasAway || this.#state.generation === undefined) {
-      const status = await api<FlootDaemonStatus>("GET", "/v1/status");
-      this.noteGeneration(status.generation);
+      this.noteStatus(await api<FlootDaemonStatus>("GET", "/v1/status"));
     }
     if (this.#state.kind === "online" && !wasAway) return;
-    this.#state = { ...this.#state, kind: "online", attempt: 0 };
+    this.#state = { ...this.#state, kind: "online", attempt: 0, awaySince: undefined };
     this.#render();
   }
 
-  noteGeneration(generation: number): void {
+  noteStatus(status: FlootDaemonStatus): void {
     const previous = this.#state.generation;
-    this.#state.generation = generation;
-    if (previous !== undefined && previous !== generation) {
-      this.#state.restartedTo = generation;
+    this.#state.generation = status.generation;
+    if (previous !== undefined && previous !== status.generation) {
+      const { awaySince } = this.#state;
+      this.#state.restarted = {
+        generation: status.generation,
+        ...(awaySince !== undefined && { awayMs: Date.now() - awaySince }),
+        turns: status.atStart,
+      };
       clearTimeout(this.#restartNoticeTimer);
+      // Long enough to read on a phone; the app bar keeps the generation.
       this.#restartNoticeTimer = setTimeout(() => {
-        this.#state.restartedTo = undefined;
+        this.#state.restarted = undefined;
         this.#render();
-      }, 8_000);
+      }, 15_000);
     }
     this.#render();
   }
 
   offline(attempt: number): void {
-    this.#state = { ...this.#state, kind: "offline", attempt };
+    this.#state = {
+      ...this.#state,
+      kind: "offline",
+      attempt,
+      awaySince: this.#state.awaySince ?? Date.now(),
+    };
     this.#render();
   }
 
@@ -75,7 +87,7 @@ export class Connection {
   }
 
   #render(): void {
-    const { kind, attempt, generation, restartedTo } = this.#state;
+    const { kind, attempt, generation, restarted } = this.#state;
     document.body.dataset.connection = kind;
     const label = {
       connecting: "Connecting…",
@@ -105,19 +117,33 @@ export class Connection {
         h("strong", {}, "The daemon is not answering. "),
         `Reconnecting${attempt > 0 ? ` (attempt ${attempt + 1})` : ""}… Nothing is lost: the page picks up where it left off.`,
       );
-    } else if (kind === "online" && restartedTo !== undefined) {
+    } else if (kind === "online" && restarted !== undefined) {
       this.#banner.hidden = false;
       this.#banner.className = "banner banner-info";
-      replaceChildren(
-        this.#banner,
-        h("strong", {}, "Reconnected. "),
-        `The daemon restarted (generation ${restartedTo}); turns it could not finish are marked interrupted.`,
-      );
+      replaceChildren(this.#banner, h("strong", {}, "Reconnected. "), restartNotice(restarted));
     } else {
       this.#banner.hidden = true;
       replaceChildren(this.#banner);
     }
   }
+}
+
+/** "The daemon restarted after 4 s (generation 7): 2 turns kept running; 1 turn interrupted." */
+export function restartNotice(restarted: NonNullable<ConnectionState["restarted"]>): string {
+  const { generation, awayMs, turns } = restarted;
+  const after = awayMs === undefined ? "" : ` after ${Math.max(1, Math.round(awayMs / 1000))} s`;
+  const told = [
+    turns.keptRunning > 0 && `${plural(turns.keptRunning, "turn")} kept running`,
+    turns.replayed > 0 && `${plural(turns.replayed, "turn")} started again (nothing had run yet)`,
+    turns.interrupted > 0 &&
+      `${plural(turns.interrupted, "turn")} interrupted (its CLI was gone; Retry is on it)`,
+  ].filter((part): part is string => part !== false);
+  const found = told.length > 0 ? told.join("; ") : "no turn was running";
+  return `The daemon restarted${after} (generation ${generation}): ${found}.`;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 export function backoffMs(attempt: number): number {

@@ -184,7 +184,7 @@ export class SessionList {
       throw error;
     }
     if (generation !== this.#generation || this.#abort.signal.aborted) return undefined;
-    this.#connection.noteGeneration(overview.status.generation);
+    this.#connection.noteStatus(overview.status);
     await this.#connection.online();
     return overview;
   }
