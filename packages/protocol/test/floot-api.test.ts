@@ -147,9 +147,13 @@ describe("web UI shapes", () => {
       generation: 2,
       stateDir: "/tmp/state",
       startedAt: "2026-11-30T12:00:00.000Z",
+      atStart: { keptRunning: 1, replayed: 0, interrupted: 0 },
     };
     const overview = { status, sessions: [{ session }], secretRequests: [], permissionRequests: [] };
     expect(FlootOverview.parse(overview)).toEqual(overview);
+    expect(
+      failedPaths(FlootOverview, { ...overview, status: { ...status, atStart: { keptRunning: -1 } } }),
+    ).toEqual(["status.atStart.keptRunning", "status.atStart.replayed", "status.atStart.interrupted"]);
     // What waits on a human is part of the page: a list without its permission requests is refused.
     expect(failedPaths(FlootOverview, { status, sessions: [{ session }], secretRequests: [] })).toEqual([
       "permissionRequests",
