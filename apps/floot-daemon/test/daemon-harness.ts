@@ -25,6 +25,7 @@ import {
   FlootDaemonFile as FlootDaemonFileSchema,
   type FlootSession,
   type SecretRequest,
+  type ToolAdmission,
   type TurnEventEnvelope,
   type TurnRecord,
 } from "@bridgeworks/protocol";
@@ -206,7 +207,16 @@ export class FlootWorld {
     return this.env.spawn(
       process.execPath,
       [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir, ...extraArgs],
-      { env: { FLOOT_RUNTIME_DIR: this.runtimeDir, ...injected?.env, ...extraEnv } },
+      {
+        env: {
+          FLOOT_RUNTIME_DIR: this.runtimeDir,
+          // The recovery tests show what becomes of a turn a person must retry; the default, continuing
+          // it when that is provably safe, has its own tests (cli-lost.test.ts), which set `continue`.
+          FLOOT_AFTER_CLI_LOST: "interrupt",
+          ...injected?.env,
+          ...extraEnv,
+        },
+      },
     );
   }
 
@@ -413,6 +423,16 @@ export class FlootWorld {
   /** Requests the double saw whose latest user text carries `marker`. */
   requestsWith(marker: string): number {
     return this.double.requests.filter((request) => JSON.stringify(request.body).includes(marker)).length;
+  }
+
+  /** The gate's record of a turn's tool calls, read from the journal beside the running daemon. */
+  toolAdmissions(turnId: string): ToolAdmission[] {
+    const journal = openJournal({ path: join(this.stateDir, journalFileName) });
+    try {
+      return journal.gate.listToolAdmissions(turnId);
+    } finally {
+      journal.maintenance.close();
+    }
   }
 
   /**

@@ -23,7 +23,9 @@ describe("the daemon's settings", () => {
       gateTimeoutMs: 30_000,
       cliStartHoldMs: 2_000,
       keeper: true,
+      afterCliLost: "continue",
     });
+    expect(readDaemonSettings({ FLOOT_AFTER_CLI_LOST: "interrupt" }).afterCliLost).toBe("interrupt");
     expect(readDaemonSettings({ FLOOT_KEEPER: "off" }).keeper).toBe(false);
     expect(readDaemonSettings({ FLOOT_KEEPER: "on" }).keeper).toBe(true);
     expect(readDaemonSettings({ FLOOT_TOOL_TIMEOUT_MS: "" })).toEqual(defaults);
@@ -43,6 +45,7 @@ describe("the daemon's settings", () => {
     ["FLOOT_MAX_CONNECTIONS", "lots"],
     ["FLOOT_IDLE_TIMEOUT_MS", "1.5"],
     ["FLOOT_KEEPER", "yes"],
+    ["FLOOT_AFTER_CLI_LOST", "retry"],
     ["FLOOT_NOTIFY_TIMEOUT_MS", "10s"],
   ])("%s=%s is refused by name", (variable, value) => {
     let caught: unknown;

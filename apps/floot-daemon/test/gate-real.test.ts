@@ -69,6 +69,10 @@ describe.each<Backend>(["claude", "codex"])("the pre-tool gate: %s", (backend) =
         : events.findIndex((envelope) => envelope.event.type === "tool.completed");
     expect(admitted).toBeLessThan(completed);
     expect(existsSync(join(session.workspace, "gated.txt"))).toBe(true);
+    // Its PostToolUse hook reported it finished, by the id its PreToolUse hook gave (Codex's call id).
+    expect(world.toolAdmissions(turn.id)).toEqual([
+      expect.objectContaining({ toolCallId: id, toolName: "Bash", completedAt: expect.any(String) }),
+    ]);
   });
 
   /** A turn whose one shell call reaches the model's stream only after the daemon was killed. */

@@ -42,7 +42,7 @@ test("a read that comes with twenty overview pages is answered before most of th
       generation: 1,
       stateDir: dir,
       startedAt: new Date().toISOString(),
-      atStart: { keptRunning: 0, replayed: 0, interrupted: 0 },
+      atStart: { keptRunning: 0, replayed: 0, continued: 0, waitingOnYou: 0, interrupted: 0 },
     }),
     openPermissionRequests: () => [],
     slices,

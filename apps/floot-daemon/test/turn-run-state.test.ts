@@ -24,6 +24,7 @@ const events: Record<TurnRunEvent["type"], TurnRunEvent> = {
   shutdown: { type: "shutdown" },
   detach: { type: "detach" },
   adopted: { type: "adopted" },
+  cli_lost: { type: "cli_lost" },
 };
 
 const record = (outcome: TurnOutcome): TurnRunEffect => ({ type: "record", outcome });
@@ -33,6 +34,7 @@ const stopCli: TurnRunEffect = { type: "stop_cli" };
 const stopCliShutdown: TurnRunEffect = { type: "stop_cli", graceMs: shutdownGraceMs };
 const stopWaiting: TurnRunEffect = { type: "stop_waiting" };
 const detachCli: TurnRunEffect = { type: "detach_cli" };
+const recover: TurnRunEffect = { type: "recover" };
 
 type Row = [TurnRunStateKind, TurnRunEvent["type"], TurnRunStateKind, TurnRunEffect[]];
 
@@ -46,6 +48,7 @@ const table: Row[] = [
   ["preparing", "shutdown", "left", []],
   ["preparing", "detach", "left", []],
   ["preparing", "adopted", "running", []],
+  ["preparing", "cli_lost", "preparing", []],
 
   ["waiting", "prepared", "waiting", []],
   ["waiting", "slot_taken", "starting", []],
@@ -56,6 +59,7 @@ const table: Row[] = [
   ["waiting", "shutdown", "left", [stopWaiting]],
   ["waiting", "detach", "left", [stopWaiting]],
   ["waiting", "adopted", "waiting", []],
+  ["waiting", "cli_lost", "waiting", []],
 
   ["starting", "prepared", "starting", []],
   ["starting", "slot_taken", "starting", []],
@@ -66,6 +70,7 @@ const table: Row[] = [
   ["starting", "shutdown", "left", []],
   ["starting", "detach", "left", []],
   ["starting", "adopted", "starting", []],
+  ["starting", "cli_lost", "left", [recover]],
 
   ["running", "prepared", "running", []],
   ["running", "slot_taken", "running", []],
@@ -76,6 +81,7 @@ const table: Row[] = [
   ["running", "shutdown", "left", [stopCliShutdown]],
   ["running", "detach", "left", [detachCli]],
   ["running", "adopted", "running", []],
+  ["running", "cli_lost", "left", [recover]],
 
   ["cancelling", "prepared", "cancelling", []],
   ["cancelling", "slot_taken", "cancelling", []],
@@ -86,6 +92,7 @@ const table: Row[] = [
   ["cancelling", "shutdown", "left", [stopCliShutdown]],
   ["cancelling", "detach", "left", [stopCliShutdown]],
   ["cancelling", "adopted", "cancelling", []],
+  ["cancelling", "cli_lost", "ended", [recordCancelled]],
 
   ["ended", "prepared", "ended", []],
   ["ended", "slot_taken", "ended", []],
@@ -96,6 +103,7 @@ const table: Row[] = [
   ["ended", "shutdown", "ended", []],
   ["ended", "detach", "ended", []],
   ["ended", "adopted", "ended", []],
+  ["ended", "cli_lost", "ended", []],
 
   ["left", "prepared", "left", []],
   ["left", "slot_taken", "left", []],
@@ -106,6 +114,7 @@ const table: Row[] = [
   ["left", "shutdown", "left", []],
   ["left", "detach", "left", []],
   ["left", "adopted", "left", []],
+  ["left", "cli_lost", "left", []],
 ];
 
 describe("a turn's run state", () => {

@@ -6,7 +6,7 @@ import { createClaudeTranslator } from "./claude-translator.js";
 import { claudeConfinementSettings } from "./confinement.js";
 import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
 import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
-import { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
+import { completionHookShellCommand, gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
 
 export interface ClaudeFileSystem {
   exists(path: string): boolean;
@@ -147,7 +147,15 @@ function gateSettings(gate: ToolGateSpec) {
     timeout: gateHookTimeoutSeconds(gate),
     onFailure: "block",
   };
-  return { disableAllHooks: false, hooks: { PreToolUse: [{ matcher: "*", hooks: [hook] }] } };
+  // The same program reports each finished call (PostToolUse); it never blocks one.
+  const report = { type: "command", command: completionHookShellCommand(gate), timeout: hook.timeout };
+  return {
+    disableAllHooks: false,
+    hooks: {
+      PreToolUse: [{ matcher: "*", hooks: [hook] }],
+      PostToolUse: [{ matcher: "*", hooks: [report] }],
+    },
+  };
 }
 
 function userMessageLine(prompt: string): string {

@@ -4,7 +4,7 @@ import { codexConfinementOverrides } from "./confinement.js";
 import { type EnvironmentSource, mergeEnvironment } from "./environment.js";
 import { checkedToolNames, checkedToolTimeoutMs, mcpServerName } from "./mcp-names.js";
 import { tomlInlineTable, tomlString, tomlStringArray } from "./toml.js";
-import { gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
+import { completionHookShellCommand, gateHookShellCommand, gateHookTimeoutSeconds } from "./tool-gate.js";
 
 export interface CodexAdapterOptions {
   /** Default `codex` (looked up on the environment's PATH). */
@@ -120,5 +120,7 @@ function forwardedEnv(spec: McpSpec): Record<string, string> {
  */
 function gateOverrides(gate: ToolGateSpec): string[] {
   const hook = `{ type = "command", command = ${tomlString(gateHookShellCommand(gate))}, timeout = ${gateHookTimeoutSeconds(gate)} }`;
-  return [`hooks.PreToolUse=[{ hooks = [${hook}] }]`];
+  // The same program reports each finished call (PostToolUse).
+  const report = `{ type = "command", command = ${tomlString(completionHookShellCommand(gate))}, timeout = ${gateHookTimeoutSeconds(gate)} }`;
+  return [`hooks.PreToolUse=[{ hooks = [${hook}] }]`, `hooks.PostToolUse=[{ hooks = [${report}] }]`];
 }

@@ -21,6 +21,15 @@ export function gateHookShellCommand(gate: ToolGateSpec): string {
   );
 }
 
+/**
+ * The `PostToolUse` command: the same program reporting a finished call. It never blocks or tells the
+ * model anything (the call already ran), so whatever it exits with, the command exits 0.
+ */
+export function completionHookShellCommand(gate: ToolGateSpec): string {
+  const argv = [gate.command, ...gate.args, String(gate.deadlineMs)].map(shellQuote).join(" ");
+  return `NODE_OPTIONS= ${argv} >/dev/null 2>&1; exit 0`;
+}
+
 function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -66,6 +66,19 @@ describe("the pre-tool gate in the turn's own settings", () => {
             ],
           },
         ],
+        // The same program reports each finished call; whatever it exits with, nothing is blocked.
+        PostToolUse: [
+          {
+            matcher: "*",
+            hooks: [
+              {
+                type: "command",
+                command: `NODE_OPTIONS= '/opt/node'\\''s/bin/node' '/srv/floot/gate-hook.mjs' '30000' >/dev/null 2>&1; exit 0`,
+                timeout: 60,
+              },
+            ],
+          },
+        ],
       },
     });
     expect(env).toMatchObject(gate.env);

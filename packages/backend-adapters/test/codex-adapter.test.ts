@@ -88,8 +88,10 @@ describe("Codex argv and environment", () => {
     const hookCommand =
       `NODE_OPTIONS= '/usr/bin/node' '/srv/gate-hook.mjs' '20000'; s=$?; if [ "$s" -ne 0 ] && [ "$s" -ne 2 ]; ` +
       `then echo "floot: this tool call was NOT run: the gate hook failed (exit $s)" >&2; exit 2; fi; exit $s`;
+    const reportCommand = `NODE_OPTIONS= '/usr/bin/node' '/srv/gate-hook.mjs' '20000' >/dev/null 2>&1; exit 0`;
     expect(args.filter((_, index, all) => all[index - 1] === "-c")).toEqual([
       `hooks.PreToolUse=[{ hooks = [{ type = "command", command = ${JSON.stringify(hookCommand)}, timeout = 50 }] }]`,
+      `hooks.PostToolUse=[{ hooks = [{ type = "command", command = ${JSON.stringify(reportCommand)}, timeout = 50 }] }]`,
     ]);
     expect(args).toEqual(expect.arrayContaining(["--enable", "hooks", "--dangerously-bypass-hook-trust"]));
     expect(args.slice(-2)).toEqual([threadId, "-"]);

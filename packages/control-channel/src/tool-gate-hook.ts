@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import {
-  PreToolUseHookInput,
   ToolGateAnswer,
   type ToolGateRequest,
+  ToolHookInput,
+  type ToolHookRequest,
   toolGateInputPreviewChars,
 } from "@bridgeworks/protocol";
 import { describeError } from "@bridgeworks/runtime";
@@ -18,6 +19,8 @@ import {
 // answers only once the call is in its journal. Anything but that answer blocks the call: both CLIs
 // block on exit code 2 and show the model what the hook wrote to stderr (measured, claude 2.1.332 and
 // codex 0.171). Any other exit code lets the call run, so this program never ends with another one.
+// Run as the `PostToolUse` hook too, it reports the finished call the same way and always exits 0:
+// the call already ran, and a report that does not arrive only makes recovery more careful.
 
 /** The hook's exit codes: 0 lets the call run, 2 blocks it. */
 export const ToolGateHookExit = { allow: 0, block: 2 } as const;
@@ -72,6 +75,17 @@ export async function runToolGateHook(options: ToolGateHookOptions): Promise<Too
     if (raw === undefined) return block(`its input is larger than ${maxHookInputBytes} bytes.`);
     const input = parseHookInput(raw);
     if (typeof input === "string") return block(`the hook could not read its input (${input}).`);
+    const sendRequest = (request: ToolHookRequest) =>
+      sendRebinding(request, {
+        ...options,
+        socketPath,
+        token,
+        remaining: () => deadlineMs - (now() - startedAt),
+      });
+    if (input.hook_event_name === "PostToolUse") {
+      await sendRequest({ type: "tool_completed", toolCallId: input.tool_use_id });
+      return ToolGateHookExit.allow;
+    }
 
     const request: ToolGateRequest = {
       type: "tool_gate",
@@ -79,27 +93,7 @@ export async function runToolGateHook(options: ToolGateHookOptions): Promise<Too
       toolName: input.tool_name,
       inputPreview: previewOf(input.tool_input),
     };
-    const send = options.send ?? sendSocketRequest;
-    const remaining = () => deadlineMs - (now() - startedAt);
-    let result = await send({ socketPath, token, request, timeoutMs: Math.max(1, remaining()) });
-    // The daemon went away (a restart): the one that adopts the turn leaves its socket and a new
-    // token in the rebind file. Waited for within the same deadline; the call runs only once admitted.
-    const rebindFile = options.env[gateRebindFileEnvVar];
-    let tried = token;
-    while (rebindFile && (result.kind === "unreachable" || result.kind === "closed") && remaining() > 0) {
-      const rebound = readRebindFile(rebindFile);
-      if (rebound === undefined || rebound.token === tried) {
-        await new Promise((resolve) => setTimeout(resolve, options.rebindPollMs ?? 100));
-        continue;
-      }
-      tried = rebound.token;
-      result = await send({
-        socketPath: rebound.socket,
-        token: rebound.token,
-        request,
-        timeoutMs: Math.max(1, remaining()),
-      });
-    }
+    const result = await sendRequest(request);
     switch (result.kind) {
       case "answered": {
         const answer = ToolGateAnswer.safeParse(result.answer);
@@ -128,6 +122,36 @@ export async function runToolGateHook(options: ToolGateHookOptions): Promise<Too
   }
 }
 
+/**
+ * Sends to the turn's daemon. If it went away (a restart), the one that adopts the turn leaves its
+ * socket and a new token in the rebind file, waited for within the same deadline.
+ */
+async function sendRebinding(
+  request: ToolHookRequest,
+  options: ToolGateHookOptions & { socketPath: string; token: string; remaining: () => number },
+): Promise<SocketRequestResult> {
+  const { socketPath, token, remaining } = options;
+  const send = options.send ?? sendSocketRequest;
+  let result = await send({ socketPath, token, request, timeoutMs: Math.max(1, remaining()) });
+  const rebindFile = options.env[gateRebindFileEnvVar];
+  let tried = token;
+  while (rebindFile && (result.kind === "unreachable" || result.kind === "closed") && remaining() > 0) {
+    const rebound = readRebindFile(rebindFile);
+    if (rebound === undefined || rebound.token === tried) {
+      await new Promise((resolve) => setTimeout(resolve, options.rebindPollMs ?? 100));
+      continue;
+    }
+    tried = rebound.token;
+    result = await send({
+      socketPath: rebound.socket,
+      token: rebound.token,
+      request,
+      timeoutMs: Math.max(1, remaining()),
+    });
+  }
+  return result;
+}
+
 function readRebindFile(path: string): RebindCredentials | undefined {
   try {
     return parseRebind(readFileSync(path, "utf8"));
@@ -148,14 +172,14 @@ async function readAll(stdin: AsyncIterable<Buffer | string>): Promise<string | 
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function parseHookInput(raw: string): PreToolUseHookInput | string {
+function parseHookInput(raw: string): ToolHookInput | string {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
     return "stdin is not JSON";
   }
-  const parsed = PreToolUseHookInput.safeParse(value);
+  const parsed = ToolHookInput.safeParse(value);
   if (parsed.success) return parsed.data;
   return parsed.error.issues
     .map((issue) => `${issue.path.join(".") || "input"}: ${issue.message}`)

@@ -303,6 +303,41 @@ describe("runToolGateHook: the call starts only once the daemon said so", () => 
     });
   });
 
+  test("as the PostToolUse hook: reports the finished call by its id, exit 0 and silent even when the daemon refuses or is gone", async () => {
+    const finished = { ...hookInput, hook_event_name: "PostToolUse", tool_response: { stdout: "ran" } };
+    const seen: unknown[] = [];
+    const { server, token } = await requestServer((_context, request) => {
+      seen.push(request);
+      return seen.length === 1 ? { decision: "allow" } : { decision: "deny", reason: "no such call" };
+    });
+    const report = async (env: Record<string, string>) => {
+      const stderr = stderrSink();
+      const code = await runToolGateHook({
+        stdin: Readable.from([JSON.stringify(finished)]),
+        env,
+        stderr,
+        deadlineMs: 1_000,
+      });
+      return { code, stderr: stderr.text() };
+    };
+    const live = { FLOOT_MCP_SOCKET: server.socketPath, FLOOT_MCP_TOKEN: token };
+    expect(await report(live)).toEqual({ code: ToolGateHookExit.allow, stderr: "" });
+    expect(seen).toEqual([{ type: "tool_completed", toolCallId: "toolu_1" }]);
+    expect(await report(live)).toEqual({ code: ToolGateHookExit.allow, stderr: "" });
+    const gone = { FLOOT_MCP_SOCKET: join(await tempDir(), "gone.sock"), FLOOT_MCP_TOKEN: "a".repeat(64) };
+    expect(await report(gone)).toEqual({ code: ToolGateHookExit.allow, stderr: "" });
+    // Neither event name: refused like any unreadable input.
+    const stderr = stderrSink();
+    expect(
+      await runToolGateHook({
+        stdin: Readable.from([JSON.stringify({ ...hookInput, hook_event_name: "Stop" })]),
+        env: live,
+        stderr,
+      }),
+    ).toBe(ToolGateHookExit.block);
+    expect(stderr.text()).toContain("hook_event_name");
+  });
+
   test("the daemon restarting: the hook waits for the rebind file's new socket and token, within its deadline", async () => {
     const dir = await tempDir();
     const rebindFile = join(dir, "turn.gate");

@@ -6,6 +6,7 @@ import { PermissionRequest } from "./permission.js";
 import { SecretRequest } from "./secret.js";
 import {
   Backend,
+  CliLostDecision,
   JournalId,
   SessionRecord,
   TerminalTurnPhase,
@@ -166,12 +167,15 @@ export type SubmitSecretResponse = z.infer<typeof SubmitSecretResponse>;
 
 /**
  * The unfinished turns a start found: kept running by the keeper (adopted, same CLI), replayed (no
- * effect yet), or marked interrupted (their CLI was gone after an effect).
+ * effect yet), continued on their conversation (their CLI was gone, every call it started finished),
+ * waiting on a person (a call may have run halfway), or marked interrupted.
  */
 export const FlootStartTurns = lazySchema(() =>
   z.strictObject({
     keptRunning: z.number().int().nonnegative(),
     replayed: z.number().int().nonnegative(),
+    continued: z.number().int().nonnegative(),
+    waitingOnYou: z.number().int().nonnegative(),
     interrupted: z.number().int().nonnegative(),
   }),
 );
@@ -325,3 +329,13 @@ export type FlootBackendStatus = z.infer<typeof FlootBackendStatus>;
 /** `GET /v1/backends`. */
 export const FlootBackendList = lazySchema(() => z.strictObject({ backends: z.array(FlootBackendStatus) }));
 export type FlootBackendList = z.infer<typeof FlootBackendList>;
+
+/** `POST /v1/turns/:id/cli-lost-decision`: a person's choice for a turn waiting with `may_have_run`. */
+export const CliLostDecisionRequest = lazySchema(() => z.strictObject({ decision: CliLostDecision }));
+export type CliLostDecisionRequest = z.infer<typeof CliLostDecisionRequest>;
+
+/** Its answer: the decided turn, and the turn that carries it on (`run_again`, `skip`). */
+export const FlootCliLostDecided = lazySchema(() =>
+  z.strictObject({ turn: TurnRecord, continuation: TurnRecord.optional() }),
+);
+export type FlootCliLostDecided = z.infer<typeof FlootCliLostDecided>;

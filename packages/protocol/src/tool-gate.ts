@@ -39,6 +39,43 @@ export const ToolGateRequest = lazySchema(() =>
 );
 export type ToolGateRequest = z.infer<typeof ToolGateRequest>;
 
+/**
+ * What a `PostToolUse` command hook reads on stdin once a tool call has finished: the same call's
+ * `tool_use_id` as its `PreToolUse` (measured: claude 2.1.332 and codex 0.171, `gate-real.test.ts`).
+ */
+export const PostToolUseHookInput = lazySchema(() =>
+  z.looseObject({
+    hook_event_name: z.literal("PostToolUse"),
+    tool_name: z.string().min(1, "tool_name must not be empty"),
+    tool_use_id: z.string().min(1, "tool_use_id must not be empty"),
+  }),
+);
+export type PostToolUseHookInput = z.infer<typeof PostToolUseHookInput>;
+
+/** What a turn's hook reads: a call about to start, or one that finished. */
+export const ToolHookInput = lazySchema(() =>
+  z.discriminatedUnion("hook_event_name", [PreToolUseHookInput, PostToolUseHookInput]),
+);
+export type ToolHookInput = z.infer<typeof ToolHookInput>;
+
+/**
+ * "This admitted tool call finished", sent by a turn's hook after the call ran: recovery can then tell
+ * a turn whose every call finished from one where a call may have run halfway.
+ */
+export const ToolCompletionRequest = lazySchema(() =>
+  z.strictObject({
+    type: z.literal("tool_completed"),
+    toolCallId: ToolGateRequest.shape.toolCallId,
+  }),
+);
+export type ToolCompletionRequest = z.infer<typeof ToolCompletionRequest>;
+
+/** Everything a turn's hook sends over its gate channel. */
+export const ToolHookRequest = lazySchema(() =>
+  z.discriminatedUnion("type", [ToolGateRequest, ToolCompletionRequest]),
+);
+export type ToolHookRequest = z.infer<typeof ToolHookRequest>;
+
 export const ToolGateAnswer = lazySchema(() =>
   z.discriminatedUnion("decision", [
     z.strictObject({ decision: z.literal("allow") }),
@@ -65,6 +102,8 @@ export const ToolAdmission = lazySchema(() =>
     /** The index of its `tool.admitted` event in the turn. */
     eventIndex: z.number().int().nonnegative(),
     admittedAt: z.iso.datetime({ offset: true }),
+    /** When its hook reported the call finished; absent: it may not have run, or may have run halfway. */
+    completedAt: z.iso.datetime({ offset: true }).optional(),
   }),
 );
 export type ToolAdmission = z.infer<typeof ToolAdmission>;

@@ -160,6 +160,16 @@ export type SpawnMarker = z.infer<typeof SpawnMarker>;
 export const TurnEffect = lazySchema(() => z.enum(["assistant_text", "tool_started"]));
 export type TurnEffect = z.infer<typeof TurnEffect>;
 
+/**
+ * What a person decides for a turn whose CLI was gone while a tool call it started may have run
+ * halfway (`may_have_run`): run that call again, go on without it, or leave the turn stopped.
+ */
+export const CliLostDecision = lazySchema(() => z.enum(["run_again", "skip", "stop"]));
+export type CliLostDecision = z.infer<typeof CliLostDecision>;
+
+/** The error code of a turn whose CLI was gone while a tool call may have run: it waits on a decision. */
+export const mayHaveRunErrorCode = "may_have_run";
+
 export const TurnRecord = lazySchema(() =>
   z.strictObject({
     id: JournalId,
@@ -173,6 +183,10 @@ export const TurnRecord = lazySchema(() =>
     attempt: z.number().int().positive(),
     replayOf: JournalId.optional(),
     retryOf: JournalId.optional(),
+    /** The turn this one carries on, on the same conversation, after that turn's CLI was gone. */
+    continues: JournalId.optional(),
+    /** On a turn interrupted with `may_have_run`: what a person decided, once. */
+    cliLostDecision: CliLostDecision.optional(),
     effects: z.array(TurnEffect),
     bridgeGeneration: NonNegativeInt,
     conversationId: z.string().min(1).optional(),

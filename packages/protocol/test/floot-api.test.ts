@@ -147,7 +147,7 @@ describe("web UI shapes", () => {
       generation: 2,
       stateDir: "/tmp/state",
       startedAt: "2026-11-30T12:00:00.000Z",
-      atStart: { keptRunning: 1, replayed: 0, interrupted: 0 },
+      atStart: { keptRunning: 1, replayed: 0, continued: 0, waitingOnYou: 0, interrupted: 0 },
     };
     const overview = { status, sessions: [{ session }], secretRequests: [], permissionRequests: [] };
     expect(FlootOverview.parse(overview)).toEqual(overview);

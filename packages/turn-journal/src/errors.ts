@@ -9,6 +9,8 @@ export type JournalErrorCode =
   | "not_accepting_events"
   | "turn_not_retryable"
   | "turn_has_effects"
+  | "tool_call_not_admitted"
+  | "decision_made"
   | "secret_request_not_found"
   | "secret_request_closed"
   | "permission_request_not_found"

@@ -59,6 +59,25 @@ export class JournalGate extends JournalArea {
     return toToolAdmission(row);
   }
 
+  /**
+   * Records that an admitted tool call finished (its PostToolUse hook). Reporting it again keeps the
+   * first time. A call the gate never admitted for the turn is refused (`tool_call_not_admitted`).
+   * Not fsynced on its own: a completion lost to a power cut only makes recovery more careful.
+   */
+  recordToolCompletion(turnId: string, toolCallId: string): ToolAdmission {
+    const { sql, clock } = this.connection;
+    const admitted = sql.toolGate.get(turnId, toolCallId);
+    if (!admitted) {
+      throw new JournalError(
+        "tool_call_not_admitted",
+        `turn ${turnId} has no admitted tool call ${JSON.stringify(toolCallId)}; only an admitted call completes`,
+      );
+    }
+    if (admitted.completed_at !== null) return toToolAdmission(admitted);
+    sql.insertToolCompletion.run(turnId, toolCallId, clock.now());
+    return toToolAdmission(sql.toolGate.get(turnId, toolCallId)!);
+  }
+
   /** The tool calls the gate admitted for a turn, in the order they were admitted. */
   listToolAdmissions(turnId: string): ToolAdmission[] {
     return this.connection.sql.toolGatesOfTurn.all(turnId).map(toToolAdmission);

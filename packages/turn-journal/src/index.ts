@@ -1,3 +1,4 @@
+export { type CliLostNote, cliLostNote, describeCall } from "./cli-lost-notes.js";
 export { type Clock, systemClock } from "./clock.js";
 export type { ConsistencyProblem, ConsistencyProblemKind } from "./consistency.js";
 export { JournalError, type JournalErrorCode } from "./errors.js";
@@ -19,12 +20,14 @@ export type { JournalPermissions } from "./permissions.js";
 export {
   applyRecovery,
   defaultRecoveryPolicy,
+  mayHaveRunError,
   planRecovery,
   type RecoveryDecision,
   type RecoveryJournal,
   type RecoveryOutcome,
   type RecoveryPolicy,
   recoverJournal,
+  unfinishedCalls,
 } from "./recovery.js";
 export type { JournalSecrets } from "./secrets.js";
 export { defaultSessionPageLimit } from "./session-pages.js";

@@ -244,6 +244,32 @@ const migrations: readonly Migration[] = [
         WHERE status IN ('pending', 'orphaned');
     `,
   },
+  {
+    version: 10,
+    // A gate-admitted tool call's end, reported by the turn's PostToolUse hook: recovery tells a turn
+    // whose every call finished from one whose call may have run halfway.
+    sql: `
+      CREATE TABLE tool_completions (
+        turn_id TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        completed_at INTEGER NOT NULL,
+        PRIMARY KEY (turn_id, tool_call_id),
+        FOREIGN KEY (turn_id, tool_call_id) REFERENCES tool_gates (turn_id, tool_call_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER tool_completions_append_only_update BEFORE UPDATE ON tool_completions
+        BEGIN SELECT RAISE(ABORT, 'tool_completions: append only'); END;
+
+      -- A turn carrying on another on its conversation after that turn's CLI was gone; at most one.
+      ALTER TABLE turns ADD COLUMN continues TEXT REFERENCES turns (id);
+      CREATE UNIQUE INDEX turns_continues ON turns (continues) WHERE continues IS NOT NULL;
+      -- What a person decided for a turn whose call may have run halfway; set once.
+      ALTER TABLE turns ADD COLUMN cli_lost_decision TEXT
+        CHECK (cli_lost_decision IN ('run_again', 'skip', 'stop'));
+      CREATE TRIGGER turns_cli_lost_decision_once BEFORE UPDATE OF cli_lost_decision ON turns
+        WHEN OLD.cli_lost_decision IS NOT NULL AND NEW.cli_lost_decision IS NOT OLD.cli_lost_decision
+        BEGIN SELECT RAISE(ABORT, 'turns: a decision, once made, stands'); END;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -1,5 +1,6 @@
 import type {
   Backend,
+  CliLostDecision,
   DecisionActor,
   SecretRequest,
   SecretRequestStatus,
@@ -38,6 +39,8 @@ export interface TurnRow {
   attempt: number;
   replay_of: string | null;
   retry_of: string | null;
+  continues: string | null;
+  cli_lost_decision: CliLostDecision | null;
   effects: number;
   bridge_generation: number;
   conversation_id: string | null;
@@ -116,6 +119,8 @@ export function toTurnRecord(row: TurnRow): TurnRecord {
     attempt: row.attempt,
     ...(row.replay_of !== null && { replayOf: row.replay_of }),
     ...(row.retry_of !== null && { retryOf: row.retry_of }),
+    ...(row.continues !== null && { continues: row.continues }),
+    ...(row.cli_lost_decision !== null && { cliLostDecision: row.cli_lost_decision }),
     effects: effectsFromBits(row.effects),
     bridgeGeneration: row.bridge_generation,
     ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
@@ -157,7 +162,10 @@ export function toEventEnvelope(row: EventRow): TurnEventEnvelope {
   };
 }
 
-export function toToolAdmission(row: ToolGateRow & { input_preview: string }): ToolAdmission {
+/** A gate record with its call's preview and, once its hook reported it, its end. */
+export type ToolAdmissionRow = ToolGateRow & { input_preview: string; completed_at: number | null };
+
+export function toToolAdmission(row: ToolAdmissionRow): ToolAdmission {
   return {
     turnId: row.turn_id,
     toolCallId: row.tool_call_id,
@@ -166,5 +174,6 @@ export function toToolAdmission(row: ToolGateRow & { input_preview: string }): T
     effectFree: row.effect_free === 1,
     eventIndex: row.event_idx,
     admittedAt: isoTime(row.admitted_at),
+    ...(row.completed_at !== null && { completedAt: isoTime(row.completed_at) }),
   };
 }

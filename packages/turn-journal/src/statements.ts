@@ -1,5 +1,13 @@
+import type { CliLostDecision } from "@bridgeworks/protocol";
 import type { Database } from "better-sqlite3";
-import type { EventRow, SecretRequestRow, SessionRow, ToolGateRow, TurnRow } from "./rows.js";
+import type {
+  EventRow,
+  SecretRequestRow,
+  SessionRow,
+  ToolAdmissionRow,
+  ToolGateRow,
+  TurnRow,
+} from "./rows.js";
 
 const activePhases = "('accepted', 'spawning', 'running', 'awaiting_secret')";
 const terminalPhases = "('completed', 'failed', 'cancelled', 'interrupted')";
@@ -31,6 +39,7 @@ export interface TurnInsert {
   attempt: number;
   replayOf: string | null;
   retryOf: string | null;
+  continues: string | null;
   generation: number;
   now: number;
 }
@@ -86,9 +95,10 @@ export function prepareStatements(db: Database) {
     setSessionConversation: query<[string, string]>("UPDATE sessions SET conversation_id = ? WHERE id = ?"),
 
     insertTurn: query<[TurnInsert]>(
-      `INSERT INTO turns (id, session_id, seq, input, phase, attempt, replay_of, retry_of, bridge_generation,
-         created_at, updated_at)
-       VALUES (@id, @sessionId, @seq, @input, @phase, @attempt, @replayOf, @retryOf, @generation, @now, @now)`,
+      `INSERT INTO turns (id, session_id, seq, input, phase, attempt, replay_of, retry_of, continues,
+         bridge_generation, created_at, updated_at)
+       VALUES (@id, @sessionId, @seq, @input, @phase, @attempt, @replayOf, @retryOf, @continues,
+         @generation, @now, @now)`,
     ),
     updateTurn: query<[TurnUpdate]>(
       `UPDATE turns SET phase = @phase, effects = @effects,
@@ -129,6 +139,10 @@ export function prepareStatements(db: Database) {
     unfinishedTurns: query<[], TurnRow>(unfinishedTurnsSql),
     retryOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.retry_of = ?`),
     replayOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.replay_of = ?`),
+    continuationOf: query<[string], TurnRow>(`SELECT ${turnColumns} WHERE t.continues = ?`),
+    setCliLostDecision: query<[CliLostDecision, number, string]>(
+      "UPDATE turns SET cli_lost_decision = ?, updated_at = ? WHERE id = ? AND cli_lost_decision IS NULL",
+    ),
 
     nextEventIndex: value<[string], number>(
       "SELECT coalesce(max(idx) + 1, 0) FROM turn_events WHERE turn_id = ?",
@@ -141,15 +155,20 @@ export function prepareStatements(db: Database) {
       `INSERT INTO tool_gates (turn_id, tool_call_id, tool_name, effect_free, event_idx, admitted_at)
        VALUES (@turn_id, @tool_call_id, @tool_name, @effect_free, @event_idx, @admitted_at)`,
     ),
-    toolGate: query<[string, string], ToolGateRow & { input_preview: string }>(
-      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview
+    toolGate: query<[string, string], ToolAdmissionRow>(
+      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview, c.completed_at
        FROM tool_gates g JOIN turn_events e ON e.turn_id = g.turn_id AND e.idx = g.event_idx
+       LEFT JOIN tool_completions c ON c.turn_id = g.turn_id AND c.tool_call_id = g.tool_call_id
        WHERE g.turn_id = ? AND g.tool_call_id = ?`,
     ),
-    toolGatesOfTurn: query<[string], ToolGateRow & { input_preview: string }>(
-      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview
+    toolGatesOfTurn: query<[string], ToolAdmissionRow>(
+      `SELECT g.*, json_extract(e.payload, '$.inputPreview') AS input_preview, c.completed_at
        FROM tool_gates g JOIN turn_events e ON e.turn_id = g.turn_id AND e.idx = g.event_idx
+       LEFT JOIN tool_completions c ON c.turn_id = g.turn_id AND c.tool_call_id = g.tool_call_id
        WHERE g.turn_id = ? ORDER BY g.event_idx`,
+    ),
+    insertToolCompletion: query<[string, string, number]>(
+      "INSERT OR IGNORE INTO tool_completions (turn_id, tool_call_id, completed_at) VALUES (?, ?, ?)",
     ),
 
     insertSecretRequest: query<[SecretRequestRow]>(

@@ -78,7 +78,7 @@ export class TurnWrites {
   insertTurn(
     sessionId: string,
     input: TurnInput,
-    lineage: Pick<TurnInsert, "attempt" | "replayOf" | "retryOf">,
+    lineage: Pick<TurnInsert, "attempt" | "replayOf" | "retryOf"> & Partial<Pick<TurnInsert, "continues">>,
     id = this.#connection.newId(),
   ): string {
     const { sql, clock, feed } = this.#connection;
@@ -86,9 +86,10 @@ export class TurnWrites {
     if (session.status === "stopped") {
       throw new JournalError("session_stopped", `session ${sessionId} is stopped; it takes no new turn`);
     }
-    // A replay takes its predecessor's place at once; any other turn waits behind the queue, if there is one.
-    const mustWait =
-      session.activeTurnId !== undefined || (lineage.replayOf === null && session.queuedTurns > 0);
+    // A replay or a continuation takes its predecessor's place at once; any other turn waits behind
+    // the queue, if there is one.
+    const takesItsPlace = lineage.replayOf !== null || (lineage.continues ?? null) !== null;
+    const mustWait = session.activeTurnId !== undefined || (!takesItsPlace && session.queuedTurns > 0);
     const phase = mustWait ? "queued" : "accepted";
     const now = clock.now();
     sql.insertTurn.run({
@@ -97,6 +98,7 @@ export class TurnWrites {
       seq: sql.nextSeq.get(sessionId) ?? 1,
       input: JSON.stringify(input),
       phase,
+      continues: null,
       ...lineage,
       generation: bridgeGeneration(this.#connection),
       now,

@@ -1,6 +1,8 @@
 import {
+  CliLostDecision,
   isActiveTurnPhase,
   isTerminalTurnPhase,
+  mayHaveRunErrorCode,
   TurnError,
   TurnInput,
   type TurnPhase,
@@ -144,6 +146,89 @@ export class JournalTurns extends JournalArea {
     });
     this.connection.feed.notify(touched);
     return requireTurn(this.connection, touched[0]!);
+  }
+
+  /**
+   * Carries on an unfinished turn whose CLI is gone, on the same conversation: it ends `interrupted`
+   * with `reason` (its terminal event names the continuation), and a new turn with `prompt` (a note to
+   * the model), `attempt + 1` and `continues` takes its place, in one transaction. Idempotent.
+   */
+  continueTurn(turnId: string, reason: TurnError, prompt: string): TurnRecord {
+    const validReason = parseInput(TurnError, reason, "reason");
+    const input = parseInput(TurnInput, { prompt }, "input");
+    this.buffer.flush();
+    const touched = this.connection.transaction(() => {
+      const existing = this.connection.sql.continuationOf.get(turnId);
+      if (existing) return [existing.id];
+      const turn = requireTurnRow(this.connection, turnId);
+      if (!isActiveTurnPhase(turn.phase)) {
+        throw new JournalError(
+          "invalid_transition",
+          `turn ${turnId} is ${turn.phase}; only an unfinished turn is continued by itself`,
+        );
+      }
+      const continuationId = this.connection.newId();
+      this.writes.changeTurn(turn, { phase: "interrupted", error: validReason, continuedBy: continuationId });
+      this.writes.insertTurn(
+        turn.session_id,
+        input,
+        { attempt: turn.attempt + 1, replayOf: null, retryOf: null, continues: turn.id },
+        continuationId,
+      );
+      return [continuationId, turn.id];
+    });
+    this.connection.feed.notify(touched);
+    return requireTurn(this.connection, touched[0]!);
+  }
+
+  /**
+   * Records a person's decision for a turn interrupted with `may_have_run`, once: `run_again` and
+   * `skip` start its continuation with `prompt` (saying which), `stop` leaves it ended. The same
+   * decision again returns the same turns; another one is refused (`decision_made`).
+   */
+  decideCliLost(
+    turnId: string,
+    decision: CliLostDecision,
+    prompt: string | undefined,
+  ): { turn: TurnRecord; continuation?: TurnRecord } {
+    const valid = parseInput(CliLostDecision, decision, "decision");
+    const touched = this.connection.transaction(() => {
+      const turn = requireTurnRow(this.connection, turnId);
+      if (turn.phase !== "interrupted" || turn.error_code !== mayHaveRunErrorCode) {
+        throw new JournalError(
+          "invalid_transition",
+          `turn ${turnId} is ${turn.phase}${turn.error_code ? ` (${turn.error_code})` : ""}; only a turn ` +
+            `interrupted with ${mayHaveRunErrorCode} waits on this decision`,
+        );
+      }
+      if (turn.cli_lost_decision !== null) {
+        if (turn.cli_lost_decision !== valid) {
+          throw new JournalError(
+            "decision_made",
+            `turn ${turnId} was decided already (${turn.cli_lost_decision}); a decision is made once`,
+          );
+        }
+        const continuation = this.connection.sql.continuationOf.get(turnId);
+        return continuation ? [turn.id, continuation.id] : [turn.id];
+      }
+      this.connection.sql.setCliLostDecision.run(valid, this.connection.clock.now(), turnId);
+      this.connection.feed.sessionChanged(turn.session_id);
+      if (valid === "stop") return [turn.id];
+      const input = parseInput(TurnInput, { prompt }, "input");
+      const continuationId = this.writes.insertTurn(turn.session_id, input, {
+        attempt: turn.attempt + 1,
+        replayOf: null,
+        retryOf: null,
+        continues: turn.id,
+      });
+      return [turn.id, continuationId];
+    });
+    this.connection.feed.notify(touched);
+    const [decided, continuation] = touched;
+    return {
+      turn: requireTurn(this.connection, decided!),
+      ...(continuation !== undefined && { continuation: requireTurn(this.connection, continuation) }),
+    };
   }
 
   getTurn(turnId: string): TurnRecord | undefined {

@@ -1,7 +1,7 @@
 import type { TurnRecord } from "@bridgeworks/protocol";
 import { describe, expect, test } from "vitest";
 import type { TurnJournal } from "../src/journal.js";
-import { applyRecovery, planRecovery, recoverJournal } from "../src/recovery.js";
+import { applyRecovery, defaultRecoveryPolicy, planRecovery, recoverJournal } from "../src/recovery.js";
 import { createTestJournal, runningTurn } from "./helpers.js";
 
 function turnRecord(overrides: Partial<TurnRecord>): TurnRecord {
@@ -49,9 +49,118 @@ describe("planRecovery", () => {
 
   test("maxAttempts sets how often a turn without effects is replayed", () => {
     const turn = turnRecord({ attempt: 2 });
-    expect(planRecovery([turn], { maxAttempts: 3 })[0]?.action).toBe("replay");
-    expect(planRecovery([turn], { maxAttempts: 2 })[0]?.action).toBe("interrupt");
-    expect(planRecovery([turnRecord({ attempt: 1 })], { maxAttempts: 1 })[0]?.action).toBe("interrupt");
+    const policy = (maxAttempts: number) => ({ ...defaultRecoveryPolicy, maxAttempts });
+    expect(planRecovery([turn], policy(3))[0]?.action).toBe("replay");
+    expect(planRecovery([turn], policy(2))[0]?.action).toBe("interrupt");
+    expect(planRecovery([turnRecord({ attempt: 1 })], policy(1))[0]?.action).toBe("interrupt");
+  });
+
+  test("withEffects continue: every effectful call finished (or none, or only reads) continues; one unfinished asks; a loop ends", () => {
+    const policy = { ...defaultRecoveryPolicy, withEffects: "continue" as const };
+    const call = (toolCallId: string, done: boolean, effectFree = false) => ({
+      turnId: toolCallId.split(":")[0]!,
+      toolCallId,
+      toolName: effectFree ? "Read" : "Bash",
+      inputPreview: '{"command":"make"}',
+      effectFree,
+      eventIndex: 1,
+      admittedAt: "2026-11-30T12:00:00.000Z",
+      ...(done && { completedAt: "2026-11-30T12:00:04.000Z" }),
+    });
+    const calls = [
+      call("finished:1", true),
+      call("read:1", false, true),
+      call("cut:1", true),
+      call("cut:2", false),
+    ];
+    const decisions = planRecovery(
+      [
+        turnRecord({ id: "texted", effects: ["assistant_text"] }),
+        turnRecord({ id: "finished", effects: ["tool_started"] }),
+        turnRecord({ id: "read", effects: ["assistant_text"] }),
+        turnRecord({ id: "cut", effects: ["tool_started"] }),
+        turnRecord({ id: "looping", effects: ["assistant_text"], attempt: 4 }),
+        turnRecord({ id: "thinking" }),
+      ],
+      policy,
+      (turnId) => calls.filter((each) => each.turnId === turnId),
+    );
+    expect(decisions.map((d) => [d.turn.id, d.action, d.reason])).toEqual([
+      ["texted", "continue", "calls_finished"],
+      ["finished", "continue", "calls_finished"],
+      ["read", "continue", "calls_finished"],
+      ["cut", "ask", "may_have_run"],
+      ["looping", "interrupt", "attempts_exhausted"],
+      ["thinking", "replay", "no_effects"],
+    ]);
+    expect(decisions[3]).toMatchObject({ calls: [{ toolCallId: "cut:2" }] });
+  });
+});
+
+describe("after the CLI was gone, with withEffects continue", () => {
+  const policy = { ...defaultRecoveryPolicy, withEffects: "continue" as const };
+  const bash = {
+    toolCallId: "toolu_b",
+    toolName: "Bash",
+    inputPreview: '{"command":"make"}',
+    effectFree: false,
+  };
+
+  test("a turn whose calls finished goes on in a continuation that tells the model so; applying again changes nothing", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    journal.gate.admitToolCall(turn.id, bash);
+    journal.gate.recordToolCompletion(turn.id, bash.toolCallId);
+    const [outcome] = recoverJournal(journal, policy);
+    expect(outcome?.decision.action).toBe("continue");
+    const continuation = outcome!.turn;
+    expect(continuation).toMatchObject({ continues: turn.id, attempt: 2, phase: "accepted" });
+    expect(continuation.input.prompt).toContain("Every tool call you started had finished");
+    expect(journal.turns.getTurn(turn.id)).toMatchObject({
+      phase: "interrupted",
+      error: { code: "daemon_restarted" },
+    });
+    expect(journal.turns.continueTurn(turn.id, { code: "x", message: "y" }, "again").id).toBe(
+      continuation.id,
+    );
+    expect(recoverJournal(journal, policy).map((each) => each.decision.action)).toEqual(["keep"]);
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
+  });
+
+  test("a call without a recorded end: the turn waits on a decision, made once; run_again and skip continue, stop does not", () => {
+    const { journal } = createTestJournal();
+    const asked = () => {
+      const turn = runningTurn(journal);
+      journal.gate.admitToolCall(turn.id, bash);
+      recoverJournal(journal, policy);
+      return turn;
+    };
+    const turn = asked();
+    const waiting = journal.turns.getTurn(turn.id)!;
+    expect(waiting).toMatchObject({ phase: "interrupted", error: { code: "may_have_run" } });
+    expect(waiting.error?.message).toContain('Bash {"command":"make"}');
+    expect(waiting.cliLostDecision).toBeUndefined();
+
+    const decided = journal.turns.decideCliLost(turn.id, "run_again", "run it again");
+    expect(decided.turn.cliLostDecision).toBe("run_again");
+    expect(decided.continuation).toMatchObject({ continues: turn.id, input: { prompt: "run it again" } });
+    // The same decision again: the same turns; another one: refused by name.
+    expect(journal.turns.decideCliLost(turn.id, "run_again", "run it again").continuation?.id).toBe(
+      decided.continuation?.id,
+    );
+    expect(() => journal.turns.decideCliLost(turn.id, "stop", undefined)).toThrow(
+      expect.objectContaining({ code: "decision_made", message: expect.stringContaining("run_again") }),
+    );
+
+    const stopped = asked();
+    expect(journal.turns.decideCliLost(stopped.id, "stop", undefined)).toEqual({
+      turn: expect.objectContaining({ cliLostDecision: "stop", phase: "interrupted" }),
+    });
+    // Only a turn waiting on this decision takes one.
+    expect(() => journal.turns.decideCliLost(decided.continuation!.id, "skip", "skip it")).toThrow(
+      expect.objectContaining({ code: "invalid_transition" }),
+    );
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
   });
 });
 

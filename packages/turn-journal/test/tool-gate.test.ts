@@ -215,3 +215,46 @@ test("a version 2 journal migrates to gate records and keeps its turns", () => {
     journal.maintenance.close();
   }
 });
+
+describe("recordToolCompletion: a finished call, as its PostToolUse hook reports it", () => {
+  test("marks the admitted call completed, keeps the first time when reported again, and is read back", () => {
+    const { journal, path, clock } = createTestJournal();
+    const turn = runningTurn(journal);
+    journal.gate.admitToolCall(turn.id, bash);
+    journal.gate.admitToolCall(turn.id, read);
+    expect(journal.gate.listToolAdmissions(turn.id).map((a) => a.completedAt)).toEqual([
+      undefined,
+      undefined,
+    ]);
+    const admittedAt = journal.gate.listToolAdmissions(turn.id)[0]!.admittedAt;
+    clock.advance(4_000);
+    const completed = journal.gate.recordToolCompletion(turn.id, bash.toolCallId);
+    const completedAt = new Date(Date.parse(admittedAt) + 4_000).toISOString();
+    expect(completed).toMatchObject({ toolCallId: "toolu_1", completedAt });
+    clock.advance(1_000);
+    expect(journal.gate.recordToolCompletion(turn.id, bash.toolCallId).completedAt).toBe(
+      completed.completedAt,
+    );
+    const other = openJournal({ path });
+    try {
+      expect(other.gate.listToolAdmissions(turn.id).map((a) => [a.toolCallId, a.completedAt])).toEqual([
+        ["toolu_1", completedAt],
+        ["toolu_r", undefined],
+      ]);
+    } finally {
+      other.maintenance.close();
+    }
+    expect(journal.maintenance.checkConsistency()).toEqual([]);
+  });
+
+  test("a call the gate never admitted for the turn is refused by name", () => {
+    const { journal } = createTestJournal();
+    const turn = runningTurn(journal);
+    expect(() => journal.gate.recordToolCompletion(turn.id, "toolu_never")).toThrow(
+      expect.objectContaining({
+        code: "tool_call_not_admitted",
+        message: expect.stringContaining("toolu_never"),
+      }),
+    );
+  });
+});

@@ -1,5 +1,5 @@
 import { defineCommand, defineGroup, integer, UsageError } from "@bridgeworks/cli";
-import type { TurnRecord } from "@bridgeworks/protocol";
+import type { FlootCliLostDecided, TurnRecord } from "@bridgeworks/protocol";
 import type { FlootClient } from "../client/api-client.js";
 import type { FlootContext } from "./context.js";
 import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
@@ -114,12 +114,36 @@ function turnAction(name: "retry" | "cancel", summary: string) {
   });
 }
 
-export const turnGroup = defineGroup<FlootContext>("turn", "turns: show, follow, retry, cancel", [
+const decideCommand = command({
+  name: "decide",
+  summary: "for a turn waiting on you because a tool call may have run: run it again, skip it, or stop",
+  positionals: [
+    { name: "turn", summary: "the turn's id (its error is may_have_run)" },
+    { name: "decision", summary: "what to do with the call", choices: ["run-again", "skip", "stop"] },
+  ],
+  options: daemonOptions,
+  examples: [{ command: "floot turn decide t_1a2b run-again", summary: "run the cut-off call once more" }],
+  async run({ args, options }, context) {
+    const path = `/v1/turns/${pathId(args.turn)}/cli-lost-decision`;
+    const decision = args.decision.replace("-", "_");
+    const decided = await connect(context, options.state).request<FlootCliLostDecided>("POST", path, {
+      decision,
+    });
+    show(context, options.json, decided, () =>
+      decided.continuation
+        ? `turn ${decided.turn.id}: ${args.decision}; carried on as turn ${decided.continuation.id}`
+        : `turn ${decided.turn.id}: stopped`,
+    );
+  },
+});
+
+export const turnGroup = defineGroup<FlootContext>("turn", "turns: show, follow, retry, cancel, decide", [
   showCommand,
   currentCommand,
   followCommand,
   turnAction("retry", "retry a failed, cancelled or interrupted turn (the same retry every time)"),
   turnAction("cancel", "cancel a turn; its CLI's process group is ended first"),
+  decideCommand,
 ]);
 
 /** Prints a turn's events until its terminal one; 0 when it completed, else 1. */

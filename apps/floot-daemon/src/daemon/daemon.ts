@@ -185,6 +185,7 @@ async function startLocked(
   const kept = await adoptableTurns(keeper.client(), journal.turns, logger);
   const recovery = await recoverTurns(journal, logger, {
     trace,
+    withEffects: settings.afterCliLost,
     kept: new Set(kept.map(({ turn }) => turn.id)),
   });
   // FULL: its fsync also makes recovery's commits durable, before any turn runs.
@@ -240,6 +241,8 @@ async function startLocked(
     }),
     trace,
     keeper: () => keeper.client(),
+    recoverLost: (turnId) =>
+      recoverTurns(journal, logger, { trace, withEffects: settings.afterCliLost, only: new Set([turnId]) }),
     adapterFor: (session) =>
       adapterFor(session, sessionRulesOf(session.id, sessions, journal), sessions, env),
     confine: async (session, workspace, turnId) =>

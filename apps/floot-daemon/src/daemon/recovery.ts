@@ -3,12 +3,14 @@ import type { CliProcess, FlootStartTurns } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import {
   applyRecovery,
+  defaultRecoveryPolicy,
   type JournalGate,
   type JournalMaintenance,
   planRecovery,
   type RecoveryDecision,
   type RecoveryJournal,
   type RecoveryOutcome,
+  type RecoveryPolicy,
 } from "@bridgeworks/turn-journal";
 import { noTrace, type Trace } from "./trace.js";
 
@@ -37,6 +39,10 @@ export interface RecoveryDeps {
   trace?: Trace;
   /** Turns whose CLI the keeper kept (turn-adoption.ts): they go on, neither fenced nor decided on. */
   kept?: ReadonlySet<string>;
+  /** A turn with effects whose CLI is gone: continued when provably safe, or interrupted (settings). */
+  withEffects?: RecoveryPolicy["withEffects"];
+  /** Only these turns (one whose keeper went away while the daemon runs); default every unfinished one. */
+  only?: ReadonlySet<string>;
 }
 
 /**
@@ -59,7 +65,9 @@ export async function recoverTurns(
   const fence = deps.fence ?? ((process) => fenceProcess(process));
   const findByMarker = deps.findProcessesBySpawnMarker ?? findProcessesBySpawnMarker;
   const kept = deps.kept ?? new Set<string>();
-  const unfinished = journal.turns.listNonTerminalTurns().filter((turn) => !kept.has(turn.id));
+  const unfinished = journal.turns
+    .listNonTerminalTurns()
+    .filter((turn) => !kept.has(turn.id) && (deps.only === undefined || deps.only.has(turn.id)));
   const fenced: FencedProcess[] = [];
   const fenceOne = async (turnId: string, process: CliProcess, foundBy: FencedProcess["foundBy"]) => {
     const outcome = await fence(process);
@@ -88,8 +96,10 @@ export async function recoverTurns(
   }
   const trace = deps.trace ?? noTrace;
   trace("recovery:fenced", { turns: unfinished.length, fenced: fenced.length });
+  const policy = { ...defaultRecoveryPolicy, withEffects: deps.withEffects ?? "interrupt" };
+  const callsOf = (turnId: string) => journal.gate.listToolAdmissions(turnId);
   const outcomes = journal.maintenance.deferDurability(() =>
-    applyPlan(journal, planRecovery(unfinished), logger, trace),
+    applyPlan(journal, planRecovery(unfinished, policy, callsOf), logger, trace),
   );
   return { outcomes, fenced };
 }
@@ -117,6 +127,10 @@ function applyPlan(
       reason: decision.reason,
       admittedToolCalls: admitted.map((admission) => admission.toolCallId).join(","),
       ...(decision.action === "replay" && { replay: turn.id }),
+      ...(decision.action === "continue" && { continuation: turn.id }),
+      ...(decision.action === "ask" && {
+        mayHaveRun: decision.calls.map((call) => call.toolCallId).join(","),
+      }),
     });
   }
   return outcomes;
@@ -126,5 +140,11 @@ function applyPlan(
 export function turnsAtStart(keptRunning: number, report: RecoveryReport): FlootStartTurns {
   const count = (action: RecoveryDecision["action"]) =>
     report.outcomes.filter((outcome) => outcome.decision.action === action).length;
-  return { keptRunning, replayed: count("replay"), interrupted: count("interrupt") };
+  return {
+    keptRunning,
+    replayed: count("replay"),
+    continued: count("continue"),
+    waitingOnYou: count("ask"),
+    interrupted: count("interrupt"),
+  };
 }

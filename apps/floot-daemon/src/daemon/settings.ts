@@ -18,6 +18,13 @@ export interface DaemonSettings {
    * daemon; off, the daemon's spawner helper starts them and they end with the daemon.
    */
   keeper: boolean;
+  /**
+   * `FLOOT_AFTER_CLI_LOST` (`continue`, the default, or `interrupt`): what a start does with a turn
+   * that had effects and whose CLI is gone. `continue`: it carries on by itself on its conversation
+   * when every tool call it started finished, else waits on a person ("may have run"); `interrupt`:
+   * it ends interrupted and a person retries it.
+   */
+  afterCliLost: "continue" | "interrupt";
   /** `--notify-command`, else `FLOOT_NOTIFY_COMMAND`: the program (resolved) and its arguments. */
   notifyCommand?: readonly string[];
   /** `FLOOT_NOTIFY_TIMEOUT_MS`: when a notify command still running is killed. */
@@ -83,9 +90,16 @@ export function readDaemonSettings(
   const keeper = env.FLOOT_KEEPER ?? "";
   if (!["", "on", "off"].includes(keeper))
     throw new SettingError("FLOOT_KEEPER", `must be on or off, got ${JSON.stringify(keeper)}`);
+  const afterCliLost = env.FLOOT_AFTER_CLI_LOST || "continue";
+  if (afterCliLost !== "continue" && afterCliLost !== "interrupt")
+    throw new SettingError(
+      "FLOOT_AFTER_CLI_LOST",
+      `must be continue or interrupt, got ${JSON.stringify(afterCliLost)}`,
+    );
   const notifyCommand = notifyCommandOf(env, flags);
   return {
     keeper: keeper !== "off",
+    afterCliLost,
     toolTimeoutMs: ms("FLOOT_TOOL_TIMEOUT_MS"),
     gateTimeoutMs: ms("FLOOT_GATE_TIMEOUT_MS"),
     cliStartHoldMs: ms("FLOOT_CLI_START_HOLD_MS"),

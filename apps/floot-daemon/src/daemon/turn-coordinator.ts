@@ -55,6 +55,8 @@ export interface TurnCoordinatorOptions {
   startSlots: CliStartSlots;
   /** The state dir's keeper while connected: CLIs it starts outlive this daemon (keeper-link.ts). */
   keeper?: () => KeeperClient | undefined;
+  /** A turn whose keeper went away while it ran: decided on as a start would (recovery.ts). */
+  recoverLost?: (turnId: string) => Promise<unknown>;
   trace?: Trace;
 }
 
@@ -184,6 +186,15 @@ export class TurnCoordinator {
   }
 
   /** One turn's run, then what its end frees: its requests, its place here, the session's next turn. */
+  async #recoverLost(turnId: string): Promise<void> {
+    this.#options.logger.warn("the keeper went away under a running turn; recovering it", { turn: turnId });
+    await this.#options
+      .recoverLost?.(turnId)
+      .catch((error: unknown) =>
+        this.#options.logger.error("recovering a turn failed", { turn: turnId, error: describeError(error) }),
+      );
+  }
+
   async #runToEnd(run: TurnRun, adopt?: { process: CliProcess; through: number }): Promise<void> {
     try {
       await run.run(adopt);
@@ -192,6 +203,7 @@ export class TurnCoordinator {
       this.#options.permissions.releaseTurn(run.turn.id);
       this.#live.delete(run.turn.id);
       if (!this.#stopping) {
+        if (run.lost) await this.#recoverLost(run.turn.id);
         await this.#durable(run.turn.id);
         this.kick(run.turn.sessionId);
       }

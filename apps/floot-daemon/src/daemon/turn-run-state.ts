@@ -15,7 +15,9 @@ import type { TurnError } from "@bridgeworks/protocol";
  *   from the keeper, or recovers it).
  *
  * A CLI an earlier daemon left to the keeper is `adopted`: from `preparing` straight to `running`. A
- * `detach` (the daemon stops, leaving kept CLIs running) leaves a running turn without stopping it.
+ * `detach` (the daemon stops, leaving kept CLIs running) leaves a running turn without stopping it. A
+ * `cli_lost` (its keeper went away, so how its CLI ends is unknown) leaves it too, to be recovered as a
+ * start would recover it (`recover`).
  */
 export type TurnRunState =
   | { kind: "preparing" }
@@ -42,7 +44,9 @@ export type TurnRunEvent =
   /** The daemon stops, leaving a kept CLI running to its keeper. */
   | { type: "detach" }
   /** Its CLI, kept across a restart, was attached to again. */
-  | { type: "adopted" };
+  | { type: "adopted" }
+  /** Its kept CLI's keeper went away: how the CLI ends is unknown. */
+  | { type: "cli_lost" };
 
 export type TurnRunEventType = TurnRunEvent["type"];
 
@@ -55,7 +59,9 @@ export type TurnRunEffect =
   /** End its wait for a start slot. */
   | { type: "stop_waiting" }
   /** Stop reading its kept CLI, leaving it running. */
-  | { type: "detach_cli" };
+  | { type: "detach_cli" }
+  /** Hand the turn to recovery once its run is over: its CLI is fenced and the turn decided on. */
+  | { type: "recover" };
 
 export interface TurnRunTransition {
   state: TurnRunState;
@@ -123,6 +129,8 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
           return to("ended", { type: "record", outcome: cancelled });
         case "exited":
           return to("ended", { type: "record", outcome: event.outcome });
+        case "cli_lost":
+          return to("left", { type: "recover" });
         case "shutdown":
         case "detach":
           return to("left");
@@ -133,6 +141,8 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
       switch (event.type) {
         case "exited":
           return to("ended", { type: "record", outcome: event.outcome });
+        case "cli_lost":
+          return to("left", { type: "recover" });
         case "failed":
           return to("ended", { type: "record", outcome: { phase: "failed", error: event.error } });
         case "cancel":
@@ -148,6 +158,7 @@ export function nextTurnRunState(state: TurnRunState, event: TurnRunEvent): Turn
       switch (event.type) {
         case "exited":
         case "failed":
+        case "cli_lost":
           return to("ended", { type: "record", outcome: cancelled });
         // A cancel under way is finished before the daemon goes: the next reads how the CLI ended.
         case "shutdown":

@@ -12,6 +12,7 @@ import {
   runTurn,
   type ToolGateSpec,
   type TurnOutcome,
+  type TurnResult,
 } from "@bridgeworks/backend-adapters";
 import type { CliProcess, SessionRecord, TurnError, TurnRecord } from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
@@ -87,6 +88,8 @@ export class TurnRun {
   spawnMarker: string | undefined;
   /** Whether its CLI is the keeper's (a daemon that stops leaves it running). */
   kept = false;
+  /** Its keeper went away: the turn is left for recovery to decide on (`recover`). */
+  lost = false;
   place: { workspace: string; confinement: ConfinementSpec | undefined } | undefined;
 
   constructor(turn: TurnRecord, deps: TurnRunDeps) {
@@ -113,6 +116,7 @@ export class TurnRun {
         this.#running?.release?.();
       } else if (effect.type === "stop_waiting") this.#stopWaiting.abort();
       else if (effect.type === "detach_cli") this.#running?.detach?.();
+      else if (effect.type === "recover") this.lost = true;
       else if (this.#running) this.#stopping = this.#running.stop(effect.graceMs).catch(() => {});
     }
   }
@@ -144,8 +148,7 @@ export class TurnRun {
       if (adopt !== undefined) {
         await this.#adopt(session, workspace, mount, confinement, adopt);
         if (isOver(this.#state)) return;
-        const result = await this.#running!.result;
-        this.dispatch({ type: "exited", outcome: result.outcome });
+        this.dispatch(endOf(await this.#running!.result));
         return;
       }
       this.#deps.trace("turn:starting", { turnId: this.turn.id });
@@ -156,8 +159,7 @@ export class TurnRun {
       this.dispatch({ type: "slot_taken" });
       await this.#start(session, workspace, mount, confinement, () => slot?.release());
       if (isOver(this.#state)) return;
-      const result = await this.#running!.result;
-      this.dispatch({ type: "exited", outcome: result.outcome });
+      this.dispatch(endOf(await this.#running!.result));
     } catch (error) {
       const failure = failureOf(error);
       if (this.#state.kind !== "ended" && this.#state.kind !== "left")
@@ -302,6 +304,11 @@ export class TurnRun {
     const established = this.#deps.journal.turns.conversationEstablished(session.id, id, this.turn.id);
     return { conversation: { id, established } };
   }
+}
+
+/** A kept CLI whose keeper went away ended in a way nobody saw: recovery decides, not its output. */
+function endOf(result: TurnResult): TurnRunEvent {
+  return result.exit.unknown ? { type: "cli_lost" } : { type: "exited", outcome: result.outcome };
 }
 
 function failureOf(error: unknown): TurnError {

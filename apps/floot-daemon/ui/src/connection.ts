@@ -135,6 +135,8 @@ export function restartNotice(restarted: NonNullable<ConnectionState["restarted"
   const told = [
     turns.keptRunning > 0 && `${plural(turns.keptRunning, "turn")} kept running`,
     turns.replayed > 0 && `${plural(turns.replayed, "turn")} started again (nothing had run yet)`,
+    turns.continued > 0 && `${plural(turns.continued, "turn")} carried on (every call had finished)`,
+    turns.waitingOnYou > 0 && `${plural(turns.waitingOnYou, "turn")} waiting on you (a call may have run)`,
     turns.interrupted > 0 &&
       `${plural(turns.interrupted, "turn")} interrupted (its CLI was gone; Retry is on it)`,
   ].filter((part): part is string => part !== false);

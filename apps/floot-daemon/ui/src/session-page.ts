@@ -1,4 +1,10 @@
-import type { FlootEventPage, FlootSession, FlootTurnList, TurnRecord } from "@bridgeworks/protocol";
+import type {
+  CliLostDecision,
+  FlootEventPage,
+  FlootSession,
+  FlootTurnList,
+  TurnRecord,
+} from "@bridgeworks/protocol";
 import { ApiError, api, followTurn, GapError } from "./api.js";
 import { backoffMs, type Connection, sleep } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
@@ -219,6 +225,8 @@ export class SessionPage {
   readonly #turnActions = {
     cancel: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/cancel`),
     retry: (turn: TurnRecord) => void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/retry`),
+    decideCliLost: (turn: TurnRecord, decision: CliLostDecision) =>
+      void this.#act(`/v1/turns/${encodeURIComponent(turn.id)}/cli-lost-decision`, { decision }),
     secretsChanged: () => this.#requests.soon(),
     secretSubmitted: () => {
       this.#followAbort?.abort();
@@ -235,12 +243,14 @@ export class SessionPage {
     },
     waitingChanged: () => this.#renderComposer(),
     successorOf: (turn: TurnRecord) =>
-      this.#turns.find((each) => each.retryOf === turn.id || each.replayOf === turn.id),
+      this.#turns.find(
+        (each) => each.retryOf === turn.id || each.replayOf === turn.id || each.continues === turn.id,
+      ),
   };
 
-  async #act(path: string): Promise<void> {
+  async #act(path: string, body?: unknown): Promise<void> {
     try {
-      await api("POST", path);
+      await api("POST", path, body);
     } catch (error) {
       this.#flash(error instanceof ApiError ? error.message : "The daemon is not answering; try again.");
     }

@@ -1,15 +1,23 @@
 import type { TurnRecord } from "@bridgeworks/protocol";
 import { h } from "./dom.js";
 
-/** The turn a retry or replay continues, as a link to it. */
+/** The turn a retry, replay or continuation carries on, as a link to it. */
 export function lineage(record: TurnRecord): HTMLElement | null {
-  const of = record.retryOf ?? record.replayOf;
+  const of = record.retryOf ?? record.replayOf ?? record.continues;
   if (!of) return null;
-  return jumpLink(
-    of,
-    record.retryOf ? "retry" : `automatic replay (attempt ${record.attempt})`,
-    "muted lineage",
-  );
+  const text = record.retryOf
+    ? "retry"
+    : record.replayOf
+      ? `automatic replay (attempt ${record.attempt})`
+      : "carries on after its CLI was gone";
+  return jumpLink(of, text, "muted lineage");
+}
+
+/** What a later turn is to this one, for the link to it. */
+export function successorLabel(successor: TurnRecord): string {
+  if (successor.replayOf) return `Replayed as #${successor.seq}.`;
+  if (successor.continues) return `Carried on as #${successor.seq}.`;
+  return `Retried as #${successor.seq}.`;
 }
 
 // The location hash is the page's route, so links between turns scroll instead of navigating.

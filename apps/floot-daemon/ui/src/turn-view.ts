@@ -1,17 +1,27 @@
-import type { PermissionRequest, SecretRequest, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
+import {
+  type CliLostDecision,
+  mayHaveRunErrorCode,
+  type PermissionRequest,
+  type SecretRequest,
+  type TurnEventEnvelope,
+  type TurnRecord,
+} from "@bridgeworks/protocol";
 import { GapError } from "./api.js";
 import { type ApprovalActions, PermissionCards } from "./approval-card.js";
+import { cliLostCard, waitsOnCliLostDecision } from "./cli-lost-card.js";
 import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
 import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm } from "./secret-form.js";
 import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
-import { jumpLink, lineage } from "./turn-links.js";
+import { jumpLink, lineage, successorLabel } from "./turn-links.js";
 
 export interface TurnActions {
   cancel(turn: TurnRecord): void;
   retry(turn: TurnRecord): void;
+  /** A person's choice for a turn whose CLI was gone while a call may have run. */
+  decideCliLost(turn: TurnRecord, decision: CliLostDecision): void;
   /** A secret request appeared or was resolved: the open list is worth asking for again. */
   secretsChanged(): void;
   /** A secret was submitted through this page. */
@@ -101,7 +111,7 @@ export class TurnView {
         ),
       );
     }
-    if (retryablePhases.includes(phase) && !successor) {
+    if (retryablePhases.includes(phase) && !successor && !waitsOnCliLostDecision(record)) {
       buttons.push(
         h(
           "button",
@@ -292,10 +302,11 @@ export class TurnView {
 
   #renderOutcome(successor: TurnRecord | undefined): void {
     const { phase, error } = this.record;
-    const link = successor
-      ? jumpLink(successor.id, `${successor.replayOf ? "Replayed" : "Retried"} as #${successor.seq}.`)
-      : null;
-    if (phase === "interrupted") {
+    const link = successor ? jumpLink(successor.id, successorLabel(successor)) : null;
+    if (phase === "interrupted" && error?.code === mayHaveRunErrorCode) {
+      const decide = (decision: CliLostDecision) => this.#actions.decideCliLost(this.record, decision);
+      replaceChildren(this.#outcome, cliLostCard(this.record, decide, link));
+    } else if (phase === "interrupted") {
       replaceChildren(
         this.#outcome,
         h(

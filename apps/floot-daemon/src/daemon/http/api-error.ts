@@ -43,6 +43,8 @@ const journalErrorStatus: Record<JournalErrorCode, number> = {
   not_accepting_events: 409,
   turn_not_retryable: 409,
   turn_has_effects: 409,
+  tool_call_not_admitted: 404,
+  decision_made: 409,
   secret_request_closed: 409,
   permission_request_not_found: 404,
   permission_request_closed: 409,

@@ -2,8 +2,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { codexConfinementKeys } from "@bridgeworks/backend-adapters";
 import {
   type Backend,
+  CliLostDecisionRequest,
   CreateSessionRequest,
   type DecisionActor,
+  type FlootCliLostDecided,
   type FlootDaemonStatus,
   type FlootEventPage,
   type FlootSessionOptions,
@@ -11,7 +13,7 @@ import {
   SubmitSecretRequest,
 } from "@bridgeworks/protocol";
 import { describeError, type Logger, sendJson as send } from "@bridgeworks/runtime";
-import type { TurnJournal } from "@bridgeworks/turn-journal";
+import { cliLostNote, type TurnJournal, unfinishedCalls } from "@bridgeworks/turn-journal";
 import type { MomentSource } from "../moments.js";
 import type { PermissionBroker } from "../permission-broker.js";
 import type { SandboxStatus } from "../sandbox-status.js";
@@ -217,6 +219,20 @@ export function apiRoutes({
         const retry = journal.turns.retryTurn(requireTurn(id!).id);
         coordinator.kick(retry.sessionId);
         send(r, 202, journal.turns.getTurn(retry.id));
+      },
+    },
+    {
+      method: "POST",
+      pattern: /^\/v1\/turns\/([^/]+)\/cli-lost-decision$/,
+      decides: "decide on a tool call that may have run",
+      handler: async (q, r, [id]) => {
+        const { decision } = await readBody(q, CliLostDecisionRequest);
+        const turn = requireTurn(id!);
+        const calls = unfinishedCalls(journal.gate.listToolAdmissions(turn.id));
+        const note = decision === "stop" ? undefined : cliLostNote({ kind: decision, calls });
+        const decided: FlootCliLostDecided = journal.turns.decideCliLost(turn.id, decision, note);
+        if (decided.continuation) coordinator.kick(decided.continuation.sessionId);
+        send(r, 200, decided);
       },
     },
     {
