@@ -94,10 +94,6 @@ export class McpToolTable<Call> {
       options.unknownTool ?? (async (name) => mcpErrorResult(`name: no tool called ${JSON.stringify(name)}`));
   }
 
-  get names(): string[] {
-    return [...this.#tools.keys()];
-  }
-
   /** The `tools` of a `tools/list` answer, in the table's order (built once, on the first list). */
   list(): McpToolListing[] {
     this.#listing ??= [...this.#tools.values()].map(listingOf);
