@@ -1,60 +1,42 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type DecisionActor, RequestSecretToolInput } from "@bridgeworks/protocol";
 import { silentLogger } from "@bridgeworks/runtime";
-import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
 import { createFlootMcpServer } from "../src/daemon/mcp-tools.js";
-import { PermissionBroker } from "../src/daemon/permission-broker.js";
-import { SecretBroker, type TurnContext } from "../src/daemon/secret-broker.js";
+import { SecretBroker } from "../src/daemon/secret-broker.js";
 import { SecretVault } from "../src/daemon/secret-vault.js";
+import { type RunningTurn, runningTurn } from "./running-turn.js";
 
 // The daemon's MCP tools as the MCP SDK's own client sees them, over a real journal and the real brokers:
 // the schema a model is shown is the one that validates its call (issue 35).
 
-let dir: string | undefined;
-let journal: TurnJournal | undefined;
+let turn: RunningTurn | undefined;
 let client: Client | undefined;
 afterEach(async () => {
   await client?.close();
   client = undefined;
-  journal?.maintenance.close();
-  journal = undefined;
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
+  turn?.close();
+  turn = undefined;
 });
 
 /** A person at the CLI, as the daemon identifies one. */
 const person: DecisionActor = { via: "socket", peer: { pid: 4242, uid: 1000, executable: "/usr/bin/node" } };
 
 async function flootToolsOfRunningTurn() {
-  dir = mkdtempSync(join(tmpdir(), "floot-mcp-tools-"));
-  const opened = openJournal({ path: join(dir, "journal.db") });
-  journal = opened;
-  const session = opened.sessions.createSession({ backend: "claude" });
-  const turn = opened.turns.submitTurn(session.id, { prompt: "go" });
-  opened.turns.transition(turn.id, { phase: "spawning" });
-  opened.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
-  const context: TurnContext = { sessionId: session.id, turnId: turn.id };
+  turn = runningTurn("floot-mcp-tools-");
+  const { dir, journal, permissions, context } = turn;
   const vault = new SecretVault(join(dir, "run", "secrets"), () => "c1");
   await vault.open();
-  const secrets = new SecretBroker(opened, vault, () => {});
-  const permissions = new PermissionBroker({
-    journal: opened,
-    rulesOf: () => [],
-    timeoutOf: () => undefined,
-    startRetry: () => {},
-  });
+  const secrets = new SecretBroker(journal, vault, () => {});
   const server = createFlootMcpServer(context, secrets, permissions, silentLogger);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "floot-test", version: "1.0.0" });
   await client.connect(clientSide);
-  return { client, journal: opened, secrets, context };
+  return { client, journal, secrets, context };
 }
 
 function textOf(result: unknown): string {
