@@ -113,8 +113,8 @@ export class McpToolTable<Call> {
 
 /** A zod schema as the JSON Schema a tool lists for it. */
 export function mcpToolJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonObjectSchema {
-  // Without `$schema`: the MCP SDK 1.32 client compiles an outputSchema with ajv's default (draft-07)
-  // instance, which refuses the 2020-12 meta-schema URI zod writes.
+  // Without the 2020-12 `$schema` zod writes, as the bee bridge always listed them: a draft-07 validator
+  // may not know that URI (the MCP SDK 1.32 client's ajv, with validateSchema off, compiles either way).
   const { $schema: _dialect, ...schemaOnly } = toJSONSchema(schema, { io });
   if (schemaOnly.type !== "object") throw new Error(`an MCP tool's ${io} schema must be an object schema`);
   return schemaOnly as JsonObjectSchema;
