@@ -2,7 +2,6 @@ import {
   ActionBody,
   ActionId,
   ActionKind,
-  ActionPage,
   ActionRecipient,
   ActionResult,
   ActionWaitUntil,
@@ -46,24 +45,3 @@ export const DecideInput = z.strictObject({
   reason: ActionResult.optional(),
 });
 export { SessionEventToolInput };
-
-/** A JSON Schema for `tools/list`: what the model sees, with defaults and bounds. */
-export function toolInputJsonSchema(schema: z.ZodType): { type: "object"; [key: string]: unknown } {
-  return withoutDialect(z.toJSONSchema(schema, { io: "input" })) as {
-    type: "object";
-    [key: string]: unknown;
-  };
-}
-
-export function actionPageJsonSchema(): { type: "object"; [key: string]: unknown } {
-  return withoutDialect(z.toJSONSchema(ActionPage, { io: "output" })) as {
-    type: "object";
-    [key: string]: unknown;
-  };
-}
-
-// Clients validate with draft-07 validators that do not know the 2020-12 meta-schema URI.
-function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
-}

@@ -12,17 +12,18 @@ import {
   mcpErrorResult as errorResult,
   mcpJsonResult as jsonResult,
   type Logger,
-  parseToolArguments,
+  type McpToolListing,
+  type McpToolTable,
   type McpToolResult as ToolResult,
 } from "@bridgeworks/runtime";
 import type { z } from "zod";
 import { type BoardAccess, describeBoardFailure, retryWhileBusy } from "./board-access.js";
 import type { BridgeIdentity } from "./identity.js";
-import * as inputs from "./tool-arguments.js";
-import { describeTools, sessionEventToolName, type ToolDescription } from "./tool-descriptions.js";
+import type * as inputs from "./tool-arguments.js";
+import { type BridgeToolHandlers, bridgeToolTable } from "./tool-table.js";
 import { type CallContext, WaitTools } from "./wait-tools.js";
 
-export { sessionEventToolName, type ToolDescription } from "./tool-descriptions.js";
+export { sessionEventToolName } from "./tool-table.js";
 export type { CallContext } from "./wait-tools.js";
 
 export interface BridgeToolsOptions {
@@ -52,75 +53,60 @@ class UnsureWrite extends Error {
   }
 }
 
-/** The bridge's MCP tools: descriptions for `tools/list` and one handler per tool. */
+/** The bridge's MCP tools: their table (tool-table.ts) and what each runs. */
 export class BridgeTools {
   readonly #options: BridgeToolsOptions;
   readonly #waits: WaitTools;
   /** The fencing token of each claim this bridge made, by action: its completes carry it. */
   readonly #fences = new Map<ActionId, { holder: AgentIdentity; fence: number }>();
+  readonly #table: McpToolTable<CallContext>;
 
   constructor(options: BridgeToolsOptions) {
     this.#options = options;
     this.#waits = new WaitTools({ ...options, now: options.now ?? Date.now });
+    this.#table = bridgeToolTable(this.#handlers());
   }
 
-  list(): ToolDescription[] {
-    return describeTools();
+  list(): McpToolListing[] {
+    return this.#table.list();
   }
 
   async call(name: string, args: unknown, context: CallContext): Promise<ToolResult> {
     this.#options.log.debug("tool call", { tool: name, progress: context.reportProgress !== undefined });
-    switch (name) {
-      case "bee_wait_action":
-        return this.#withArguments(inputs.WaitActionInput, args, (input) =>
-          this.#waits.waitForClaimable(input, context),
-        );
-      case "bee_wait_for":
-        return this.#withArguments(inputs.WaitForInput, args, (input) =>
-          this.#waits.waitForAction(input, context),
-        );
-      case "bee_list":
-        return this.#withArguments(inputs.ListInput, args, (input) => this.#list(input));
-      case "bee_post":
-        return this.#withArguments(inputs.PostInput, args, (input) =>
-          this.#write((board, me) =>
-            board.post({ kind: input.kind, to: input.to, from: me, body: input.body }),
-          ),
-        );
-      case "bee_claim":
-        return this.#withArguments(inputs.ClaimInput, args, (input) =>
-          this.#write(async (board, me) => this.#remember(me, await board.claim(me, input.actionId))),
-        );
-      case "bee_claim_next":
-        return this.#withArguments(inputs.ClaimNextInput, args, () =>
-          this.#write(async (board, me) => this.#remember(me, await board.claimNext(me)), {
-            ifUnsure: unsureClaimHint,
-          }),
-        );
-      case "bee_complete":
-        return this.#withArguments(inputs.CompleteInput, args, (input) =>
-          this.#write(async (board, me) => {
-            // As the identity that claimed it, under its token: a claim lost with a lapsed lease is refused
-            // stale_fence, even after the bridge moved on to a new identity.
-            const held = this.#fences.get(input.actionId);
-            const outcome = await board.complete(held?.holder ?? me, input.actionId, input.result, {
-              fence: held?.fence,
-            });
-            this.#fences.delete(input.actionId);
-            return outcome;
-          }),
-        );
-      case "bee_decide":
-        return this.#withArguments(inputs.DecideInput, args, (input) =>
-          this.#write((board, me) => board.decide(me, input.actionId, input.decision, input.reason)),
-        );
-      case "bee_whoami":
-        return this.#withArguments(inputs.WhoamiInput, args, () => this.#whoami());
-      case sessionEventToolName:
-        return this.#withArguments(inputs.SessionEventToolInput, args, (input) => this.#sessionEvent(input));
-      default:
-        return errorResult(`name: no tool called ${JSON.stringify(name)}`);
-    }
+    return this.#table.call(name, args, context);
+  }
+
+  #handlers(): BridgeToolHandlers {
+    return {
+      waitAction: (input, context) => this.#waits.waitForClaimable(input, context),
+      waitFor: (input, context) => this.#waits.waitForAction(input, context),
+      list: async (input) => this.#list(input),
+      post: async (input) =>
+        this.#write((board, me) =>
+          board.post({ kind: input.kind, to: input.to, from: me, body: input.body }),
+        ),
+      claim: async (input) =>
+        this.#write(async (board, me) => this.#remember(me, await board.claim(me, input.actionId))),
+      claimNext: async () =>
+        this.#write(async (board, me) => this.#remember(me, await board.claimNext(me)), {
+          ifUnsure: unsureClaimHint,
+        }),
+      complete: async (input) =>
+        this.#write(async (board, me) => {
+          // As the identity that claimed it, under its token: a claim lost with a lapsed lease is refused
+          // stale_fence, even after the bridge moved on to a new identity.
+          const held = this.#fences.get(input.actionId);
+          const outcome = await board.complete(held?.holder ?? me, input.actionId, input.result, {
+            fence: held?.fence,
+          });
+          this.#fences.delete(input.actionId);
+          return outcome;
+        }),
+      decide: async (input) =>
+        this.#write((board, me) => board.decide(me, input.actionId, input.decision, input.reason)),
+      whoami: async () => this.#whoami(),
+      sessionEvent: async (input) => this.#sessionEvent(input),
+    };
   }
 
   #remember<T extends ClaimOutcome | ClaimNextOutcome>(me: AgentIdentity, outcome: T): T {
@@ -128,16 +114,6 @@ export class BridgeTools {
       this.#fences.set(outcome.record.id, { holder: me, fence: outcome.record.fence });
     }
     return outcome;
-  }
-
-  async #withArguments<Schema extends z.ZodType>(
-    schema: Schema,
-    raw: unknown,
-    run: (input: z.output<Schema>) => Promise<ToolResult>,
-  ): Promise<ToolResult> {
-    const parsed = parseToolArguments(schema, raw);
-    if (!parsed.ok) return errorResult(parsed.message);
-    return run(parsed.value);
   }
 
   async #list(input: z.output<typeof inputs.ListInput>): Promise<ToolResult> {

@@ -2,6 +2,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, test } from "vitest";
+import { z } from "zod";
+import * as inputs from "../src/tool-arguments.js";
 import {
   eventually,
   type RunningBridge,
@@ -62,6 +64,30 @@ describe("tools/list and argument rules", () => {
       "bee_whoami",
     ]);
     for (const tool of tools) expect(tool._meta?.["anthropic/alwaysLoad"]).toBe(true);
+  });
+
+  test("every tool lists the JSON Schema of the zod schema that validates its arguments", async () => {
+    const validators: Record<string, z.ZodType> = {
+      bee_wait_action: inputs.WaitActionInput,
+      bee_list: inputs.ListInput,
+      bee_post: inputs.PostInput,
+      bee_wait_for: inputs.WaitForInput,
+      bee_claim: inputs.ClaimInput,
+      bee_claim_next: inputs.ClaimNextInput,
+      bee_complete: inputs.CompleteInput,
+      bee_decide: inputs.DecideInput,
+      bee_whoami: inputs.WhoamiInput,
+      bee_session_event: inputs.SessionEventToolInput,
+    };
+    const running = await bridge();
+    const { tools } = await running.client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(Object.keys(validators).sort());
+    for (const tool of tools) {
+      const { $schema: _dialect, ...validator } = z.toJSONSchema(validators[tool.name] as z.ZodType, {
+        io: "input",
+      });
+      expect(tool.inputSchema, tool.name).toEqual(validator);
+    }
   });
 
   test.each([

@@ -1,46 +1,26 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import {
   type DecisionActor,
   type PermissionPromptAnswer,
   permissionInputShownBytes,
 } from "@bridgeworks/protocol";
-import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { afterEach, describe, expect, test } from "vitest";
 import { exactBashRule } from "../src/daemon/claude-rule-syntax.js";
-import { PermissionBroker, PermissionBrokerError } from "../src/daemon/permission-broker.js";
-import type { TurnContext } from "../src/daemon/secret-broker.js";
+import { PermissionBrokerError } from "../src/daemon/permission-broker.js";
 import { digestShown } from "../src/shown-digest.js";
+import { type RunningTurn, runningTurn } from "./running-turn.js";
 
 // The permission broker over a real journal (SQLite in a temp dir): what a decision must name, and the
 // calls it answers without asking anyone. Issue 36, item 2.
 
-let dir: string | undefined;
-let journal: TurnJournal | undefined;
+let turn: RunningTurn | undefined;
 afterEach(() => {
-  journal?.maintenance.close();
-  journal = undefined;
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
+  turn?.close();
+  turn = undefined;
 });
 
 function brokerOnRunningTurn(rules: string[] = []) {
-  dir = mkdtempSync(join(tmpdir(), "floot-permissions-"));
-  const opened = openJournal({ path: join(dir, "journal.db") });
-  journal = opened;
-  const session = opened.sessions.createSession({ backend: "claude" });
-  const turn = opened.turns.submitTurn(session.id, { prompt: "go" });
-  opened.turns.transition(turn.id, { phase: "spawning" });
-  opened.turns.transition(turn.id, { phase: "running", process: { pid: 4242, startTime: "1" } });
-  const broker = new PermissionBroker({
-    journal: opened,
-    rulesOf: () => rules,
-    timeoutOf: () => undefined,
-    startRetry: () => {},
-  });
-  const context: TurnContext = { sessionId: session.id, turnId: turn.id };
-  return { journal: opened, broker, context };
+  turn = runningTurn("floot-permissions-", rules);
+  return { journal: turn.journal, broker: turn.permissions, context: turn.context };
 }
 
 const bash = (command: string) => ({ command, description: "run" });

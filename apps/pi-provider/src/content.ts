@@ -1,3 +1,4 @@
+import type { McpToolContent, McpToolResult } from "@bridgeworks/runtime";
 import type { ImageContent, PiMessage, SystemMessage, TextContent, ToolResultMessage } from "./pi-types.js";
 
 /** Anthropic content blocks a Claude Code user message accepts. */
@@ -7,14 +8,6 @@ export type ClaudeUserBlock =
 
 /** The image types the Messages API takes; Pi's `mimeType` is passed through as one of them. */
 export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
-
-export type McpContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
-
-export interface McpToolResult {
-  [key: string]: unknown;
-  content: McpContent[];
-  isError?: boolean;
-}
 
 type ConversationMessage = Exclude<PiMessage, SystemMessage>;
 
@@ -32,7 +25,7 @@ export function toClaudeBlocks(content: string | (TextContent | ImageContent)[])
 
 /** Pi's `toolResult` message as the MCP `tools/call` answer: text and images as they are. */
 export function toMcpToolResult(message: ToolResultMessage): McpToolResult {
-  const content: McpContent[] = message.content.map((part) =>
+  const content: McpToolContent[] = message.content.map((part) =>
     part.type === "text"
       ? { type: "text", text: part.text }
       : { type: "image", data: part.data, mimeType: part.mimeType },

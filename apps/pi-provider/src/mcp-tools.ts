@@ -1,6 +1,12 @@
+import {
+  foreignToolInput,
+  type JsonObjectSchema,
+  type McpToolResult,
+  McpToolTable,
+  mcpTool,
+} from "@bridgeworks/runtime";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { McpToolResult } from "./content.js";
 import type { PiTool } from "./pi-types.js";
 import { piProviderVersion } from "./version.js";
 
@@ -21,35 +27,34 @@ export type ToolCallHandler = (call: {
   signal: AbortSignal;
 }) => Promise<McpToolResult>;
 
+/** What the server knows of one `tools/call` beside its name and arguments. */
+interface PiToolCall {
+  toolUseId: string | undefined;
+  signal: AbortSignal;
+}
+
 /**
  * Pi's tools served to Claude Code as one in-process MCP server (the Agent SDK's `type: "sdk"`), with
- * their JSON Schema as is. A low-level server rather than `createSdkMcpServer`, which re-derives the
- * schemas through zod and reads no `_meta`.
+ * their JSON Schema as is: Pi validates their arguments, which reach it from Claude's stream, so the
+ * table lists each schema byte for byte. A low-level server rather than `createSdkMcpServer`, which
+ * re-derives the schemas through zod and reads no `_meta`.
  */
 export class PiToolServer {
   readonly server: Server;
-  private tools: PiTool[] = [];
+  private table: McpToolTable<PiToolCall>;
   private toolsKey = "";
 
-  constructor(onCall: ToolCallHandler) {
+  constructor(private readonly onCall: ToolCallHandler) {
     this.server = new Server(
       { name: MCP_SERVER_NAME, version: piProviderVersion },
       { capabilities: { tools: { listChanged: true } } },
     );
-    this.server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: { type: "object", ...tool.parameters } as { type: "object" },
-        ...(readOnlyTools.has(tool.name) ? { annotations: { readOnlyHint: true } } : {}),
-        _meta: { "anthropic/alwaysLoad": true },
-      })),
-    }));
+    this.table = this.tableOf([]);
+    this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.table.list() }));
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
       const toolUseId = request.params._meta?.[TOOL_USE_ID_META];
-      return onCall({
+      return this.table.call(request.params.name, request.params.arguments, {
         toolUseId: typeof toolUseId === "string" ? toolUseId : undefined,
-        name: request.params.name,
         signal: extra.signal,
       });
     });
@@ -63,9 +68,27 @@ export class PiToolServer {
     const key = toolsKey(tools);
     if (key === this.toolsKey) return;
     const wasSet = this.toolsKey !== "";
-    this.tools = byName(tools);
+    this.table = this.tableOf(byName(tools));
     this.toolsKey = key;
     if (wasSet) this.server.sendToolListChanged().catch(() => {});
+  }
+
+  private tableOf(tools: readonly PiTool[]): McpToolTable<PiToolCall> {
+    const answer = (name: string, call: PiToolCall) => this.onCall({ ...call, name });
+    return new McpToolTable<PiToolCall>(
+      tools.map((tool) =>
+        mcpTool({
+          name: tool.name,
+          description: tool.description,
+          input: foreignToolInput({ type: "object", ...tool.parameters } as JsonObjectSchema),
+          ...(readOnlyTools.has(tool.name) ? { annotations: { readOnlyHint: true } } : {}),
+          meta: { "anthropic/alwaysLoad": true },
+          handler: (_args, call: PiToolCall) => answer(tool.name, call),
+        }),
+      ),
+      // A call the list no longer holds (Pi's tools changed while it was on its way) is Pi's to answer.
+      { unknownTool: async (name, _args, call) => answer(name, call) },
+    );
   }
 }
 

@@ -3,7 +3,8 @@ import {
   HandlerRefusedError,
   type ToolCallLedger,
 } from "@bridgeworks/delivery-reconciler";
-import { type McpToolResult, toMcpToolResult } from "./content.js";
+import { mcpErrorResult as errorResult } from "@bridgeworks/runtime";
+import { toMcpToolResult } from "./content.js";
 import type { ToolCallHandler } from "./mcp-tools.js";
 import type { ToolResultMessage } from "./pi-types.js";
 import type { ConversationMessage } from "./query-state.js";
@@ -39,8 +40,4 @@ export function toolCallAnswerer(ledger: ToolCallLedger<ConversationMessage>): T
 
 function nextMacrotask(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function errorResult(text: string): McpToolResult {
-  return { content: [{ type: "text", text }], isError: true };
 }

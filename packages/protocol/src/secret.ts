@@ -60,6 +60,25 @@ export const SecretRequestDraft = lazySchema(() =>
 );
 export type SecretRequestDraft = z.infer<typeof SecretRequestDraft>;
 
+/**
+ * The arguments of floot's `requestSecret` MCP tool, as the model writes them: the schema that validates
+ * a call is the one `tools/list` shows, so the name's pattern and the prompt's bound are in both.
+ */
+export const RequestSecretToolInput = lazySchema(() =>
+  z.strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "name must look like an environment variable name")
+      .describe("What the secret is, as an env var name, e.g. GITHUB_TOKEN"),
+    prompt: z
+      .string()
+      .max(4000, "prompt must be at most 4000 characters")
+      .default("")
+      .describe("What to tell the human, e.g. why it is needed"),
+  }),
+);
+export type RequestSecretToolInput = z.infer<typeof RequestSecretToolInput>;
+
 export const SecretRequest = lazySchema(() =>
   z.strictObject({
     id: JournalId,

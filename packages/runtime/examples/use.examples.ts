@@ -4,9 +4,10 @@
 import {
   createLogger,
   describeError,
+  McpToolTable,
   mcpErrorResult,
   mcpJsonResult,
-  parseToolArguments,
+  mcpTool,
   streamSink,
   xdgStateHome,
 } from "@bridgeworks/runtime";
@@ -17,16 +18,32 @@ log.info("bridge started", { pid: process.pid }); // {"time":…,"level":"info",
 
 const board = `${xdgStateHome(process.env, "/home/ada")}/bee/board.db`;
 
-const WaitInput = z.strictObject({ timeoutSeconds: z.int().min(1).max(60).default(45) });
-function callTool(raw: unknown) {
-  const parsed = parseToolArguments(WaitInput, raw); // null counts as absent; "30" is not a number
-  if (!parsed.ok) return mcpErrorResult(parsed.message); // "timeoutSeconds: must be at most 60"
-  try {
-    return mcpJsonResult({ waited: parsed.value.timeoutSeconds, board });
-  } catch (error) {
-    log.error("wait failed", { error: describeError(error) });
-    return mcpErrorResult(`wait failed: ${describeError(error)}`);
-  }
+/** What the server hands each handler beside its arguments: here, the call's abort signal. */
+interface Call {
+  signal: AbortSignal;
+}
+
+const tools = new McpToolTable<Call>([
+  mcpTool({
+    name: "wait",
+    description: "Wait up to timeoutSeconds (1-60, default 45).",
+    input: z.strictObject({ timeoutSeconds: z.int().min(1).max(60).default(45) }),
+    annotations: { readOnlyHint: true },
+    async handler({ timeoutSeconds }, { signal }: Call) {
+      try {
+        return mcpJsonResult({ waited: timeoutSeconds, board, aborted: signal.aborted });
+      } catch (error) {
+        log.error("wait failed", { error: describeError(error) });
+        return mcpErrorResult(`wait failed: ${describeError(error)}`);
+      }
+    },
+  }),
+]);
+
+tools.list(); // [{name: "wait", description, inputSchema: {type: "object", properties: {timeoutSeconds: {type: "integer", minimum: 1, maximum: 60, default: 45}}, …}, annotations}]
+function callTool(name: string, raw: unknown, signal: AbortSignal) {
+  // {timeoutSeconds: 61}: "timeoutSeconds: must be at most 60"; name "wiat": 'name: no tool called "wiat"'
+  return tools.call(name, raw, { signal });
 }
 
 //#endregion use

@@ -10,9 +10,22 @@ export {
 } from "./logger.js";
 export {
   type ArgumentsResult,
+  type McpToolContent,
   type McpToolResult,
   mcpErrorResult,
   mcpJsonResult,
   parseToolArguments,
 } from "./mcp-tool-results.js";
+export {
+  type ForeignToolInput,
+  foreignToolInput,
+  type JsonObjectSchema,
+  type McpTool,
+  type McpToolAnnotations,
+  type McpToolListing,
+  McpToolTable,
+  type McpToolTableOptions,
+  mcpTool,
+  mcpToolJsonSchema,
+} from "./mcp-tool-table.js";
 export { type Environment, xdgRuntimeDir, xdgStateHome } from "./xdg.js";

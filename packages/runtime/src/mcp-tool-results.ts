@@ -1,10 +1,15 @@
 import { describeIssues } from "@bridgeworks/protocol";
 import type { z } from "zod";
 
+/** One block of a tool result: text, or an image (base64 `data`) such as Pi's tools return. */
+export type McpToolContent =
+  | { type: "text"; text: string }
+  | { type: "image"; data: string; mimeType: string };
+
 /** An MCP `tools/call` result as our servers answer it: text for the model, JSON for a client that reads it. */
 export interface McpToolResult {
   [key: string]: unknown;
-  content: Array<{ type: "text"; text: string }>;
+  content: McpToolContent[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }

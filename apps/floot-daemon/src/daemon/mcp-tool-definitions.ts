@@ -1,33 +1,16 @@
-import { permissionPromptTool, permissionPromptToolName } from "./permission-tool.js";
+import { permissionPromptTool } from "./permission-tool.js";
+import { requestSecretTool } from "./request-secret-tool.js";
 
-// The daemon's own MCP tools as data, apart from their server (mcp-tools.ts) so that what reads their
-// names does not load the MCP SDK.
-
-export const flootToolNames = ["requestSecret", permissionPromptToolName] as const;
-
-const requestSecretTool = {
-  name: "requestSecret",
-  description:
-    "Ask the human for a secret (a token, a password). Waits until they answer. The value is never " +
-    "shown to you: the result names a file your commands can read it from while this turn lasts.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      name: { type: "string", description: "What the secret is, as an env var name, e.g. GITHUB_TOKEN" },
-      prompt: { type: "string", description: "What to tell the human, e.g. why it is needed" },
-    },
-    required: ["name"],
-  },
-  // Asking a human is an act: a replay would ask again.
-  annotations: { readOnlyHint: false },
-  _meta: { "anthropic/alwaysLoad": true },
-};
+// The daemon's own MCP tools, apart from their server (mcp-tools.ts) so that what reads their names
+// does not load the MCP SDK.
 
 export const flootTools = [requestSecretTool, permissionPromptTool];
+
+export const flootToolNames: readonly string[] = flootTools.map((tool) => tool.name);
 
 /** The daemon's own MCP tools that only read (`readOnlyHint`), as the CLIs name them. */
 export function flootReadOnlyToolNames(serverName = "floot"): string[] {
   return flootTools
-    .filter((tool) => tool.annotations.readOnlyHint)
+    .filter((tool) => tool.annotations?.readOnlyHint === true)
     .map((tool) => `mcp__${serverName}__${tool.name}`);
 }

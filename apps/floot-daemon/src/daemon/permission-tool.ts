@@ -1,9 +1,7 @@
-import { lazySchema } from "@bridgeworks/protocol";
-import { describeError, type Logger } from "@bridgeworks/runtime";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { lazySchema, type PermissionPromptAnswer } from "@bridgeworks/protocol";
+import { describeError, type McpToolResult, mcpTool } from "@bridgeworks/runtime";
 import { z } from "zod";
-import type { PermissionBroker } from "./permission-broker.js";
-import type { TurnContext } from "./secret-broker.js";
+import type { FlootToolCall } from "./mcp-tool-call.js";
 
 export const permissionPromptToolName = "permissionPrompt";
 
@@ -20,55 +18,44 @@ const PermissionPromptArguments = lazySchema(() =>
   }),
 );
 
-export const permissionPromptTool = {
-  name: permissionPromptToolName,
-  description:
-    "Claude Code's permission prompt (--permission-prompt-tool): asks the human whether a tool call may " +
-    "run. Not for the model to call.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      tool_name: { type: "string" },
-      input: { type: "object" },
-      tool_use_id: { type: "string" },
-    },
-    required: ["tool_name", "input"],
-  },
-  annotations: { readOnlyHint: false },
-};
-
 /**
  * Answers a permission prompt as Claude Code expects it: one text block holding
  * `{"behavior":"allow","updatedInput":{…}}` or `{"behavior":"deny","message":"…"}` (the binary's own
  * error text: "Expected {behavior: 'allow', updatedInput?: object} or {behavior: 'deny', message: string}").
  */
-export async function answerPermissionPrompt(
-  context: TurnContext,
-  permissions: PermissionBroker,
-  args: unknown,
-  fallbackKey: string,
-  signal: AbortSignal,
-  logger: Logger,
-): Promise<CallToolResult> {
-  const parsed = PermissionPromptArguments.safeParse(args);
-  const answer = await (async () => {
-    if (!parsed.success)
-      return { behavior: "deny" as const, message: "floot: a malformed permission prompt" };
-    const { tool_name: toolName, input, tool_use_id } = parsed.data;
-    // The model calling this tool itself would only make a request no tool call stands behind.
-    if (toolName.endsWith(`__${permissionPromptToolName}`)) {
-      return { behavior: "deny" as const, message: "floot: the permission prompt tool is not for the model" };
-    }
-    try {
-      return await permissions.ask(
-        context,
-        { toolCallKey: tool_use_id ?? fallbackKey, toolName, input },
-        signal,
-      );
-    } catch (error) {
-      logger.warn("permission prompt failed", { turn: context.turnId, error: describeError(error) });
-      return { behavior: "deny" as const, message: `floot: the call was not run: ${describeError(error)}` };
-    }
-  })();
+export const permissionPromptTool = mcpTool({
+  name: permissionPromptToolName,
+  description:
+    "Claude Code's permission prompt (--permission-prompt-tool): asks the human whether a tool call may " +
+    "run. Not for the model to call.",
+  input: PermissionPromptArguments,
+  annotations: { readOnlyHint: false },
+  refuse: () => answerOf({ behavior: "deny", message: "floot: a malformed permission prompt" }),
+  async handler(args, call: FlootToolCall) {
+    return answerOf(await decide(args, call));
+  },
+});
+
+async function decide(
+  { tool_name: toolName, input, tool_use_id }: z.output<typeof PermissionPromptArguments>,
+  { context, permissions, toolCallKey, signal, logger }: FlootToolCall,
+): Promise<PermissionPromptAnswer> {
+  // The model calling this tool itself would only make a request no tool call stands behind.
+  if (toolName.endsWith(`__${permissionPromptToolName}`)) {
+    return { behavior: "deny", message: "floot: the permission prompt tool is not for the model" };
+  }
+  try {
+    return await permissions.ask(
+      context,
+      { toolCallKey: tool_use_id ?? toolCallKey, toolName, input },
+      signal,
+    );
+  } catch (error) {
+    logger.warn("permission prompt failed", { turn: context.turnId, error: describeError(error) });
+    return { behavior: "deny", message: `floot: the call was not run: ${describeError(error)}` };
+  }
+}
+
+function answerOf(answer: PermissionPromptAnswer): McpToolResult {
   return { content: [{ type: "text", text: JSON.stringify(answer) }] };
 }
