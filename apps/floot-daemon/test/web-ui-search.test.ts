@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { expect, test } from "vitest";
-import { browserTestScope, openBrowser, pageOrigin, screenshot, signInPage, tooWide } from "./browser.js";
+import { browserTestScope, openBrowser, pageOrigin, saveScreenshot, signInPage, tooWide } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 
 // Issue 32's rename and search: Debian's Chromium against the built daemon, real `claude` on the model
@@ -52,7 +52,7 @@ test("a session renamed on its page keeps the name after a reload; search finds 
   await expect(page.locator("#search-hits .hit-snippet").textContent()).resolves.toBe(
     "The lighthouse keeper logs every ship at the harbour.",
   );
-  await screenshot(page, "search-hits");
+  await saveScreenshot(page.locator(".search-panel"), "search");
   // A query the daemon cannot read shows why, and no hit.
   await search(page, "harbour AND");
   await expect
@@ -114,7 +114,7 @@ test("a session renamed on its page keeps the name after a reload; search finds 
   await search(phone, "lighthouse OR survey");
   await phone.locator("#search-hits .search-hit").nth(1).waitFor({ timeout: 30_000 });
   await expect(tooWide(phone)).resolves.toEqual([]);
-  await screenshot(phone, "search-hits-phone");
+  await saveScreenshot(phone.locator(".search-panel"), "search-phone");
   await phone.locator("#search-hits .search-hit a").first().click();
   await phone.locator("#rename-session").click();
   await phone.locator("#title-input").waitFor();
