@@ -1,10 +1,21 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SessionSearchHit } from "@bridgeworks/protocol";
 import { silentLogger } from "@bridgeworks/runtime";
 import { openJournal } from "@bridgeworks/turn-journal";
 import { afterEach, describe, expect, test } from "vitest";
 import { type RunningDaemon, startDaemon } from "../src/daemon/daemon.js";
+
+/** The parts of the answers these tests read. */
+interface Answer {
+  id?: string;
+  title?: string;
+  sessions: { id: string }[];
+  hits: SessionSearchHit[];
+  nextCursor?: string;
+  error: { code: string; message: string; field?: string };
+}
 
 let daemon: RunningDaemon | undefined;
 let root: string | undefined;
@@ -52,7 +63,7 @@ async function start() {
       },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as Answer };
   };
 }
 
@@ -63,7 +74,7 @@ describe("POST /v1/sessions/{id}/rename", () => {
     expect(renamed).toMatchObject({ status: 200, body: { id: "quiet", title: "Release notes" } });
     expect((await call("GET", "/v1/sessions/quiet")).body.title).toBe("Release notes");
     const list = await call("GET", "/v1/sessions?q=release");
-    expect(list.body.sessions.map((s: { id: string }) => s.id)).toEqual(["quiet"]);
+    expect(list.body.sessions.map((s) => s.id)).toEqual(["quiet"]);
     const hits = await call("GET", "/v1/search?q=release");
     expect(hits.body).toEqual({
       hits: [
@@ -108,7 +119,7 @@ describe("GET /v1/search", () => {
     const call = await start();
     const prompt = await call("GET", "/v1/search?q=scheduler");
     expect(prompt.status).toBe(200);
-    expect(prompt.body.hits.map((hit: { source: string }) => hit.source).sort()).toEqual(["prompt", "title"]);
+    expect(prompt.body.hits.map((hit) => hit.source).sort()).toEqual(["prompt", "title"]);
     const seen: number[] = [];
     let cursor = "";
     for (let page = 0; page < 5; page += 1) {
@@ -117,8 +128,8 @@ describe("GET /v1/search", () => {
         `/v1/search?q=latency&limit=12${cursor && `&cursor=${cursor}`}`,
       );
       expect(status).toBe(200);
-      seen.push(...body.hits.map((hit: { eventIndex: number }) => hit.eventIndex));
-      expect(body.hits.every((hit: { sessionId: string }) => hit.sessionId === "searched")).toBe(true);
+      seen.push(...body.hits.map((hit) => hit.eventIndex!));
+      expect(body.hits.every((hit) => hit.sessionId === "searched")).toBe(true);
       if (body.nextCursor === undefined) break;
       cursor = encodeURIComponent(body.nextCursor);
     }
