@@ -17,14 +17,10 @@ interface Answer {
   error: { code: string; message: string; field?: string };
 }
 
-let daemon: RunningDaemon | undefined;
-let root: string | undefined;
-
+/** What a test started, ended after it, the last started first. */
+const endings: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  await daemon?.stop();
-  daemon = undefined;
-  if (root) rmSync(root, { recursive: true, force: true });
-  root = undefined;
+  for (const end of endings.splice(0).reverse()) await end();
 });
 
 /**
@@ -32,7 +28,8 @@ afterEach(async () => {
  * scheduler", whose answers mention "latency" 30 times) and session `quiet`.
  */
 async function start() {
-  root = mkdtempSync(join(tmpdir(), "floot-search-api-"));
+  const root = mkdtempSync(join(tmpdir(), "floot-search-api-"));
+  endings.push(() => rmSync(root, { recursive: true, force: true }));
   const stateDir = join(root, "state");
   mkdirSync(stateDir, { recursive: true });
   const journal = openJournal({ path: join(stateDir, "journal.sqlite") });
@@ -47,11 +44,12 @@ async function start() {
   );
   journal.turns.transition(turn.id, { phase: "completed" });
   journal.maintenance.close();
-  daemon = await startDaemon({
+  const daemon: RunningDaemon = await startDaemon({
     stateDir,
     env: { FLOOT_RUNTIME_DIR: join(root, "run"), PATH: process.env.PATH },
     logger: silentLogger,
   });
+  endings.push(() => daemon.stop());
   const { token } = JSON.parse(readFileSync(join(stateDir, "daemon.json"), "utf8")) as { token: string };
   const base = `http://127.0.0.1:${daemon.port}`;
   return async (method: string, path: string, body?: unknown) => {
