@@ -43,7 +43,10 @@ export const SessionRecord = lazySchema(() =>
     queuedTurns: NonNegativeInt,
     createdAt: IsoTimestamp,
     stoppedAt: IsoTimestamp.optional(),
-    /** What a list shows and searches: the title a person gave the session, else its first prompt (its first 200 characters). */
+    /**
+     * What a list shows and searches: the title a person gave the session (`SessionTitle`), else its
+     * first prompt (its first 200 characters).
+     */
     title: z.string().optional(),
   }),
 );

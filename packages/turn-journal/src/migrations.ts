@@ -16,6 +16,7 @@ const isTerminal = (column: string) =>
   terminalPhaseNames.map((phase) => `${column} = '${phase}'`).join(" OR ");
 const liveCliPhases = "('spawning', 'running', 'awaiting_secret')";
 
+// Migration 10's: part of a released migration once released, never edited (a change is a new version).
 /** The event types whose text a search finds (never `assistant.delta`: its text comes again whole). */
 const searchedEventTypes = [
   "assistant.text",
