@@ -1,5 +1,5 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
-// 100 observers, the pre-tool gate's cost per tool call. Prints one JSON document. The CLI is
+// 100 observers, the pre-tool gate's cost per tool call, full-text search over 1,000,000 events. Prints one JSON document. The CLI is
 // bench/fake-claude.mjs: this measures the daemon.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -17,6 +17,7 @@ import {
   waitEnded,
 } from "./daemon-kit.mjs";
 import { loadProfile } from "./load-profile.mjs";
+import { searchLatency } from "./search-latency.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "floot-bench-"));
 const startDaemon = (stateDir, env = {}) => startIn(root, stateDir, { env });
@@ -153,6 +154,7 @@ const sections = {
   acceptToSpawn,
   followLatency,
   gateLatency,
+  searchLatency: () => searchLatency(root, { scale }),
   loadProfile: () =>
     loadProfile(root, {
       scale,

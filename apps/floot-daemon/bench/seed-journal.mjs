@@ -1,9 +1,9 @@
 // Fills a state dir's journal with months of history in one transaction, straight through SQL (the
-// journal's own schema, migrated by openJournal, with every trigger in force): `sessions` sessions of
-// `turnsPerSession` completed turns, each with `eventsPerTurn` events (phase events, reasoning,
-// assistant text, usage, terminal), so checkConsistency() stays clean. Ids are UUIDv7-shaped and
-// time-ordered like the journal's own. `running` sessions keep their last turn running (a CLI that
-// is gone), for recovery to decide.
+// journal's own schema, migrated by openJournal, with every trigger in force, the search index's
+// too): `sessions` sessions of `turnsPerSession` completed turns, each with `eventsPerTurn` events
+// (phase events, reasoning, assistant text, usage, terminal), so checkConsistency() stays clean. Ids
+// are UUIDv7-shaped and time-ordered like the journal's own. `running` sessions keep their last turn
+// running (a CLI that is gone), for recovery to decide.
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { openJournal } from "@bridgeworks/turn-journal";
@@ -26,9 +26,9 @@ export function seedJournal(stateDir, { sessions, turnsPerSession, eventsPerTurn
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = OFF");
-  const insertSession = db.prepare(
-    "INSERT INTO sessions (id, backend, created_at, title) VALUES (?, ?, ?, ?)",
-  );
+  const insertSession = db.prepare("INSERT INTO sessions (id, backend, created_at) VALUES (?, ?, ?)");
+  // Titled as the journal titles a session (an update): the search index's trigger takes it.
+  const setTitle = db.prepare("UPDATE sessions SET title = ? WHERE id = ?");
   const insertTurn = db.prepare(
     `INSERT INTO turns (id, session_id, seq, input, phase, attempt, effects, bridge_generation, conversation_id,
        created_at, updated_at) VALUES (?, ?, ?, ?, 'running', 1, 1, 1, ?, ?, ?)`,
@@ -62,7 +62,8 @@ export function seedJournal(stateDir, { sessions, turnsPerSession, eventsPerTurn
     const runningIds = [];
     for (let s = 0; s < sessions; s += 1) {
       const sessionId = idAt(clock);
-      insertSession.run(sessionId, s % 2 === 0 ? "claude" : "codex", clock, title(s, 1));
+      insertSession.run(sessionId, s % 2 === 0 ? "claude" : "codex", clock);
+      setTitle.run(title(s, 1), sessionId);
       const keepRunning = s >= sessions - running;
       for (let t = 1; t <= turnsPerSession; t += 1) {
         clock += 1000;

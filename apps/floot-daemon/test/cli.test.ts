@@ -172,6 +172,31 @@ describe("with a daemon", () => {
         sessions: [],
       });
       expect((await floot("secret", "list", "--state", stateDir)).stdout).toBe("no secret requests\n");
+      const created = await floot(
+        "session",
+        "create",
+        "--backend",
+        "codex",
+        "--unconfined",
+        "--state",
+        stateDir,
+      );
+      const id = created.stdout.trim();
+      expect(await floot("session", "rename", id, "Nightly", "build", "--state", stateDir)).toEqual({
+        code: 0,
+        stdout: `${id}  Nightly build\n`,
+        stderr: "",
+      });
+      const found = await floot("session", "search", "nightly", "--state", stateDir);
+      expect(found.stdout).toBe(`${id}  Nightly build\n  title: [Nightly] build\n`);
+      const refused = await floot("session", "rename", id, "tab\there", "--state", stateDir);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        "title: title must not contain control characters (U+0009 at character 4)",
+      );
+      const syntax = await floot("session", "search", "NEAR(", "--state", stateDir, "--json");
+      expect(syntax.code).toBe(1);
+      expect(JSON.parse(syntax.stderr)).toMatchObject({ error: { code: "invalid_search_query" } });
       const missing = await floot("turn", "show", "t_nope", "--state", stateDir, "--json");
       expect(missing.code).toBe(1);
       expect(JSON.parse(missing.stderr)).toMatchObject({ error: { code: "not_found" } });

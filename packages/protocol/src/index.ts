@@ -15,5 +15,6 @@ export * from "./log.js";
 export * from "./permission.js";
 export * from "./pi-session.js";
 export * from "./secret.js";
+export * from "./session-search.js";
 export * from "./tool-gate.js";
 export * from "./turn.js";

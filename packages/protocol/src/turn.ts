@@ -43,7 +43,10 @@ export const SessionRecord = lazySchema(() =>
     queuedTurns: NonNegativeInt,
     createdAt: IsoTimestamp,
     stoppedAt: IsoTimestamp.optional(),
-    /** The session's first prompt (its first 200 characters): what a list shows and searches. */
+    /**
+     * What a list shows and searches: the title a person gave the session (`SessionTitle`), else its
+     * first prompt (its first 200 characters).
+     */
     title: z.string().optional(),
   }),
 );

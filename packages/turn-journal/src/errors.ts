@@ -15,6 +15,7 @@ export type JournalErrorCode =
   | "secret_request_closed"
   | "permission_request_not_found"
   | "permission_request_closed"
+  | "invalid_search_query"
   | "journal_too_new";
 
 /** A refusal the caller can act on: `code` says what, `message` names the field or the record. */

@@ -31,6 +31,7 @@ export {
 } from "./recovery.js";
 export type { JournalSecrets } from "./secrets.js";
 export { defaultSessionPageLimit } from "./session-pages.js";
+export { defaultSearchPageSize, searchRankWindow } from "./session-search.js";
 export type { JournalSessions, SessionPage, WaitingSessionPage } from "./sessions.js";
 export { openSqlite, sqliteAddonPath } from "./sqlite.js";
 export type { TurnListener } from "./subscribers.js";

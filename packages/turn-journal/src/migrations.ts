@@ -16,6 +16,34 @@ const isTerminal = (column: string) =>
   terminalPhaseNames.map((phase) => `${column} = '${phase}'`).join(" OR ");
 const liveCliPhases = "('spawning', 'running', 'awaiting_secret')";
 
+// Migration 10's: part of a released migration once released, never edited (a change is a new version).
+/** The event types whose text a search finds (never `assistant.delta`: its text comes again whole). */
+const searchedEventTypes = [
+  "assistant.text",
+  "reasoning",
+  "tool.started",
+  "tool.completed",
+  "error",
+  "warning",
+];
+/**
+ * The searchable text of an event row, in SQL over its `type` and `payload` columns (`row` is `NEW` in a
+ * trigger): its text, message, or the tool's name and the string leaves of its input or output. The
+ * payload is the event as journaled, masked already.
+ */
+const eventSearchText = (row: string) => `CASE ${row}.type
+    WHEN 'assistant.text' THEN json_extract(${row}.payload, '$.text')
+    WHEN 'reasoning' THEN json_extract(${row}.payload, '$.text')
+    WHEN 'error' THEN json_extract(${row}.payload, '$.message')
+    WHEN 'warning' THEN json_extract(${row}.payload, '$.message')
+    WHEN 'tool.started' THEN json_extract(${row}.payload, '$.name') || ' ' || coalesce(
+      (SELECT group_concat(j.value, ' ') FROM json_tree(${row}.payload, '$.input') AS j WHERE j.type = 'text'), '')
+    WHEN 'tool.completed' THEN
+      (SELECT group_concat(j.value, ' ') FROM json_tree(${row}.payload, '$.output') AS j WHERE j.type = 'text')
+  END`;
+const isSearchedEvent = (row: string) =>
+  searchedEventTypes.map((type) => `${row}.type = '${type}'`).join(" OR ");
+
 /** Append-only: a released migration is never edited, a change is a new version. */
 const migrations: readonly Migration[] = [
   {
@@ -246,6 +274,55 @@ const migrations: readonly Migration[] = [
   },
   {
     version: 10,
+    // Full-text search (FTS5) over the sessions' titles, the turns' prompts and their events' text,
+    // written by triggers in the very statement that writes the row: nothing reaches the index but
+    // through the journal's one write path, in its transaction, as journaled (masked). A row whose
+    // turn_id is NULL is a title, whose event_idx is NULL a prompt (a replay's or retry's prompt is its
+    // original's). Then the journal so far, oldest turn first (UUIDv7 ids), each prompt before its events.
+    sql: `
+      CREATE VIRTUAL TABLE search_text USING fts5 (
+        text, session_id UNINDEXED, turn_id UNINDEXED, event_idx UNINDEXED,
+        tokenize = 'unicode61 remove_diacritics 2'
+      );
+      -- The title's row, replaced when the title changes.
+      ALTER TABLE sessions ADD COLUMN title_search_rowid INTEGER;
+
+      CREATE TRIGGER search_text_of_event AFTER INSERT ON turn_events
+        WHEN ${isSearchedEvent("NEW")}
+        BEGIN
+          INSERT INTO search_text (text, session_id, turn_id, event_idx)
+            SELECT x.text, t.session_id, NEW.turn_id, NEW.idx
+            FROM (SELECT ${eventSearchText("NEW")} AS text) AS x, turns AS t
+            WHERE t.id = NEW.turn_id AND x.text IS NOT NULL AND x.text <> '';
+        END;
+      CREATE TRIGGER search_text_of_prompt AFTER INSERT ON turns
+        WHEN NEW.replay_of IS NULL AND NEW.retry_of IS NULL
+        BEGIN
+          INSERT INTO search_text (text, session_id, turn_id, event_idx)
+            VALUES (json_extract(NEW.input, '$.prompt'), NEW.session_id, NEW.id, NULL);
+        END;
+      CREATE TRIGGER search_text_of_title AFTER UPDATE OF title ON sessions
+        BEGIN
+          DELETE FROM search_text WHERE rowid = OLD.title_search_rowid;
+          INSERT INTO search_text (text, session_id, turn_id, event_idx)
+            SELECT NEW.title, NEW.id, NULL, NULL WHERE NEW.title IS NOT NULL;
+          UPDATE sessions SET title_search_rowid = CASE WHEN NEW.title IS NULL THEN NULL ELSE last_insert_rowid() END
+            WHERE id = NEW.id;
+        END;
+
+      INSERT INTO search_text (text, session_id, turn_id, event_idx)
+        SELECT text, session_id, turn_id, event_idx FROM (
+          SELECT json_extract(t.input, '$.prompt') AS text, t.session_id, t.id AS turn_id, NULL AS event_idx, -1 AS step
+            FROM turns AS t WHERE t.replay_of IS NULL AND t.retry_of IS NULL
+          UNION ALL
+          SELECT ${eventSearchText("e")}, t.session_id, e.turn_id, e.idx, e.idx
+            FROM turn_events AS e JOIN turns AS t ON t.id = e.turn_id WHERE ${isSearchedEvent("e")}
+        ) WHERE text IS NOT NULL AND text <> '' ORDER BY turn_id, step;
+      UPDATE sessions SET title = title WHERE title IS NOT NULL;
+    `,
+  },
+  {
+    version: 11,
     // A gate-admitted tool call's end, reported by the turn's PostToolUse hook: recovery tells a turn
     // whose every call finished from one whose call may have run halfway.
     sql: `
@@ -268,6 +345,15 @@ const migrations: readonly Migration[] = [
       CREATE TRIGGER turns_cli_lost_decision_once BEFORE UPDATE OF cli_lost_decision ON turns
         WHEN OLD.cli_lost_decision IS NOT NULL AND NEW.cli_lost_decision IS NOT OLD.cli_lost_decision
         BEGIN SELECT RAISE(ABORT, 'turns: a decision, once made, stands'); END;
+
+      -- A continuation's prompt is the daemon's note to the model, not the person's words: not searched.
+      DROP TRIGGER search_text_of_prompt;
+      CREATE TRIGGER search_text_of_prompt AFTER INSERT ON turns
+        WHEN NEW.replay_of IS NULL AND NEW.retry_of IS NULL AND NEW.continues IS NULL
+        BEGIN
+          INSERT INTO search_text (text, session_id, turn_id, event_idx)
+            VALUES (json_extract(NEW.input, '$.prompt'), NEW.session_id, NEW.id, NULL);
+        END;
     `,
   },
 ];

@@ -3,6 +3,9 @@ import {
   SessionDraft,
   SessionPageQuery,
   type SessionRecord,
+  type SessionSearchPage,
+  SessionSearchQuery,
+  SessionTitle,
   WaitingSessionPageQuery,
 } from "@bridgeworks/protocol";
 import { isoTime } from "./clock.js";
@@ -11,6 +14,7 @@ import { JournalArea, type JournalCore } from "./journal-area.js";
 import { findSession, requireSession } from "./records.js";
 import { type SessionRow, toSessionRecord } from "./rows.js";
 import { defaultSearchWindow, defaultSessionPageLimit, pageOf, SessionPages } from "./session-pages.js";
+import { SessionSearch } from "./session-search.js";
 import { WaitingSessions } from "./waiting-sessions.js";
 
 export type SessionPage = { sessions: SessionRecord[]; nextCursor?: string };
@@ -25,11 +29,13 @@ export type WaitingSessionPage = {
 export class JournalSessions extends JournalArea {
   readonly #pages: SessionPages;
   readonly #waiting: WaitingSessions;
+  readonly #search: SessionSearch;
 
   constructor(core: JournalCore) {
     super(core);
     this.#pages = new SessionPages(core.connection.db);
     this.#waiting = new WaitingSessions(core.connection.db);
+    this.#search = new SessionSearch(core.connection.db);
   }
 
   createSession(draft: SessionDraft): SessionRecord {
@@ -41,6 +47,27 @@ export class JournalSessions extends JournalArea {
       feed.sessionChanged(id);
     });
     return requireSession(this.connection, id);
+  }
+
+  /** Gives the session the title a person chose; the lists show it, and search finds it, from this commit on. */
+  renameSession(sessionId: string, title: string): SessionRecord {
+    const valid = parseInput(SessionTitle, title, "title");
+    const { sql, feed } = this.connection;
+    this.connection.transaction(() => {
+      requireSession(this.connection, sessionId);
+      sql.renameSession.run(valid, sessionId);
+      feed.sessionChanged(sessionId);
+    });
+    return requireSession(this.connection, sessionId);
+  }
+
+  /**
+   * One page of full-text hits in the sessions' titles, prompts and events' text (masked as journaled),
+   * best first among the newest `searchRankWindow` matches. A query FTS5 cannot read is an
+   * `invalid_search_query` naming why.
+   */
+  searchSessions(query: SessionSearchQuery): SessionSearchPage {
+    return this.#search.search(parseInput(SessionSearchQuery, query, "search"));
   }
 
   getSession(sessionId: string): SessionRecord | undefined {

@@ -91,6 +91,7 @@ export function prepareStatements(db: Database) {
     session: query<[string], SessionRow>(`SELECT ${sessionColumns} WHERE s.id = ?`),
     sessions: query<[], SessionRow>(`SELECT ${sessionColumns} ORDER BY s.created_at, s.id`),
     stopSession: query<[number, string]>("UPDATE sessions SET stopped_at = ? WHERE id = ?"),
+    renameSession: query<[string, string]>("UPDATE sessions SET title = ? WHERE id = ?"),
     setSessionTitle: query<[string, string]>("UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL"),
     setSessionConversation: query<[string, string]>("UPDATE sessions SET conversation_id = ? WHERE id = ?"),
 

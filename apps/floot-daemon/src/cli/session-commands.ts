@@ -6,9 +6,10 @@ import {
   type FlootSessionList,
   FlootSessionOptions,
   type SessionSandbox,
+  type SessionSearchPage,
 } from "@bridgeworks/protocol";
 import type { FlootContext } from "./context.js";
-import { connect, daemonOptions, show } from "./daemon-connection.js";
+import { connect, daemonOptions, pathId, show } from "./daemon-connection.js";
 import { sessionEnv } from "./session-env.js";
 
 const command = defineCommand<FlootContext>();
@@ -156,6 +157,67 @@ const listCommand = command({
   },
 });
 
+const renameCommand = command({
+  name: "rename",
+  summary: "give a session a title (what the lists, the inbox and search show)",
+  positionals: [
+    { name: "session", summary: "the session's id" },
+    {
+      name: "title",
+      summary: "the new title (its words are joined with spaces; one line, 1-200 characters)",
+      variadic: true,
+    },
+  ],
+  options: daemonOptions,
+  async run({ args, options }, context) {
+    const path = `/v1/sessions/${pathId(args.session)}/rename`;
+    const session = await connect(context, options.state).request<FlootSession>("POST", path, {
+      title: args.title.join(" "),
+    });
+    show(context, options.json, session, () => `${session.id}  ${session.title ?? ""}`);
+  },
+});
+
+const searchCommand = command({
+  name: "search",
+  summary: "search the sessions' titles, prompts and turns' text; prints each hit's session and snippet",
+  positionals: [
+    {
+      name: "query",
+      summary:
+        'FTS5 query syntax: words, "a phrase", prefix*, AND, OR, NOT (its words are joined with spaces)',
+      variadic: true,
+    },
+  ],
+  options: {
+    limit: { type: "string", placeholder: "N", summary: "hits per page, 1-50 (default 20)" },
+    cursor: { type: "string", placeholder: "CURSOR", summary: "the page after the one that printed it" },
+    ...daemonOptions,
+  },
+  async run({ args, options }, context) {
+    const params = new URLSearchParams({ q: args.query.join(" ") });
+    if (options.limit !== undefined) params.set("limit", options.limit);
+    if (options.cursor !== undefined) params.set("cursor", options.cursor);
+    const page = await connect(context, options.state).request<SessionSearchPage>(
+      "GET",
+      `/v1/search?${params}`,
+    );
+    show(context, options.json, page, () =>
+      [
+        ...page.hits.map((hit) => {
+          const where = hit.turnId === undefined ? hit.source : `${hit.source} of turn ${hit.turnId}`;
+          const text = hit.snippet.map((part) => (part.match ? `[${part.text}]` : part.text)).join("");
+          return `${hit.sessionId}  ${hit.title ?? ""}\n  ${where}: ${text.replace(/\s+/g, " ")}`;
+        }),
+        page.hits.length === 0 ? "no hits" : "",
+        page.nextCursor === undefined ? "" : `more: --cursor ${page.nextCursor}`,
+      ]
+        .filter(Boolean)
+        .join("\n"),
+    );
+  },
+});
+
 /** The session's sandbox as the flags say; nothing when the default (confined, no host, no extra path) holds. */
 function sandboxOf(
   unconfined: boolean,
@@ -188,5 +250,5 @@ function absolute(cwd: string, path: string): string {
 export const sessionGroup = defineGroup<FlootContext>(
   "session",
   "sessions: one agent, one workspace, its turns",
-  [createCommand, listCommand],
+  [createCommand, listCommand, renameCommand, searchCommand],
 );

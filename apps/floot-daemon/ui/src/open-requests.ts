@@ -5,7 +5,6 @@ import type {
   SecretRequest,
 } from "@bridgeworks/protocol";
 import { api } from "./api.js";
-import { shortId } from "./format.js";
 import type { TurnView } from "./turn-view.js";
 
 /**
@@ -16,12 +15,15 @@ import type { TurnView } from "./turn-view.js";
 export class OpenRequests {
   readonly #sessionId: string;
   readonly #views: () => Iterable<TurnView>;
+  readonly #onWaiting: (waiting: boolean) => void;
   #running: Promise<void> | undefined;
   #again = false;
 
-  constructor(sessionId: string, views: () => Iterable<TurnView>) {
+  /** `onWaiting`: told after each refresh whether any request of the session is open. */
+  constructor(sessionId: string, views: () => Iterable<TurnView>, onWaiting: (waiting: boolean) => void) {
     this.#sessionId = sessionId;
     this.#views = views;
+    this.#onWaiting = onWaiting;
   }
 
   /** Reads both open lists and applies them; throws when the daemon does not answer. */
@@ -58,7 +60,6 @@ export class OpenRequests {
       view.setOpenSecrets(openSecrets);
       view.setOpenPermissions(openPermissions);
     }
-    const waiting = openSecrets.size + openPermissions.size > 0;
-    document.title = `${waiting ? "(needs input) " : ""}Floot · session ${shortId(this.#sessionId)}`;
+    this.#onWaiting(openSecrets.size + openPermissions.size > 0);
   }
 }

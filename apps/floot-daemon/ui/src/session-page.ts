@@ -8,8 +8,9 @@ import type {
 import { ApiError, api, followTurn, GapError } from "./api.js";
 import { backoffMs, type Connection, sleep } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
-import { isActive, relativeTime, shortId } from "./format.js";
+import { isActive } from "./format.js";
 import { OpenRequests } from "./open-requests.js";
+import { SessionHead } from "./session-head.js";
 import { SessionRules } from "./session-rules.js";
 import { TurnView } from "./turn-view.js";
 
@@ -29,10 +30,10 @@ export class SessionPage {
   #turns: TurnRecord[] = [];
   readonly #requests: OpenRequests;
   readonly #rules: SessionRules;
+  readonly #head = new SessionHead();
   #shownTurns = shownTurnsStep;
   #wake: (() => void) | undefined;
   #followAbort: AbortController | undefined;
-  readonly #head: HTMLElement;
   readonly #list: HTMLElement;
   readonly #earlier: HTMLElement;
   readonly #prompt: HTMLTextAreaElement;
@@ -44,9 +45,12 @@ export class SessionPage {
     this.#root = root;
     this.#sessionId = sessionId;
     this.#connection = connection;
-    this.#requests = new OpenRequests(sessionId, () => this.#views.values());
+    this.#requests = new OpenRequests(
+      sessionId,
+      () => this.#views.values(),
+      (on) => this.#head.setWaiting(on),
+    );
     this.#rules = new SessionRules(sessionId);
-    this.#head = h("header", { class: "session-head" }, h("h1", { tabindex: "-1" }, "Session"));
     this.#earlier = h("div", { class: "earlier" });
     this.#list = h("section", { class: "turns", "aria-label": "Turns" });
     this.#prompt = h("textarea", {
@@ -75,7 +79,7 @@ export class SessionPage {
     replaceChildren(
       root,
       h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "← Sessions")),
-      this.#head,
+      this.#head.element,
       this.#rules.element,
       this.#earlier,
       this.#list,
@@ -173,7 +177,7 @@ export class SessionPage {
     ]);
     const stick = this.#turns.length === 0 || nearBottom();
     this.#turns = list.turns;
-    this.#renderHead(session);
+    this.#head.show(session);
     const shown = list.turns.slice(-this.#shownTurns);
     this.#renderEarlier(list.turns.length - shown.length);
     for (const turn of shown) {
@@ -293,27 +297,6 @@ export class SessionPage {
     this.#composerNote.textContent = active
       ? `Turn #${active.seq} ${doing ?? "is running"}; a prompt sent now waits for it${queued ? ` (${queued} queued)` : ""}.`
       : "Ctrl+Enter sends";
-  }
-
-  #renderHead(session: FlootSession): void {
-    const heading = this.#head.querySelector("h1")!;
-    heading.replaceChildren("Session ", h("code", { title: session.id }, shortId(session.id)));
-    const facts: [string, string][] = [
-      ["Backend", session.backend],
-      ["Workspace", session.workspace],
-      ...(session.model ? [["Model", session.model] as [string, string]] : []),
-      ["Created", relativeTime(session.createdAt)],
-    ];
-    const existing = this.#head.querySelector("dl");
-    const dl = h(
-      "dl",
-      { class: "facts" },
-      facts.map(([term, value]) =>
-        h("div", {}, h("dt", {}, term), h("dd", {}, term === "Workspace" ? h("code", {}, value) : value)),
-      ),
-    );
-    if (existing) existing.replaceWith(dl);
-    else this.#head.append(dl);
   }
 
   #renderEarlier(hidden: number): void {

@@ -4,12 +4,13 @@ import { BackendChoice } from "./backend-choice.js";
 import type { Connection } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
 import type { Notifications } from "./notifications.js";
+import { SearchPanel } from "./search-panel.js";
 import type { ChangeStream } from "./session-changes.js";
 import { SessionList } from "./session-list.js";
 
 /**
- * The sessions list (the inbox first, paged, searchable, pushed changes; see session-list.ts), the
- * notifications' control and the new-session form.
+ * The full-text search (search-panel.ts), the sessions list (the inbox first, paged, searchable by
+ * title, pushed changes; see session-list.ts), the notifications' control and the new-session form.
  */
 export class SessionsPage {
   readonly #list: SessionList;
@@ -34,6 +35,7 @@ export class SessionsPage {
         h("h1", { tabindex: "-1" }, "Sessions"),
         this.#notifyControl,
       ),
+      new SearchPanel().element,
       this.#list.element,
       this.#newSessionForm(),
     );

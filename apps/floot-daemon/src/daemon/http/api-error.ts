@@ -33,6 +33,7 @@ const apiErrorStatus: Record<FlootApiErrorCode, number> = {
 
 const journalErrorStatus: Record<JournalErrorCode, number> = {
   invalid_input: 400,
+  invalid_search_query: 400,
   session_not_found: 404,
   turn_not_found: 404,
   secret_request_not_found: 404,

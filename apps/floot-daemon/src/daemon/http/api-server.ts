@@ -20,6 +20,7 @@ import { type LoopbackV6, listenLoopbackV6 } from "./loopback-v6.js";
 import { decodePathPart } from "./path-decoding.js";
 import { permissionRoutes } from "./permission-routes.js";
 import { apiRoutes, type Route } from "./routes.js";
+import { searchRoutes } from "./search-routes.js";
 import { SlicedQueue } from "./sliced-queue.js";
 import { createUiPages } from "./ui-pages.js";
 
@@ -106,6 +107,7 @@ export async function startApiServer(deps: ApiDeps, port = 0, anyPortIfTaken = f
       },
     }),
     ...permissionRoutes(deps),
+    ...searchRoutes(deps),
     {
       method: "GET",
       pattern: /^\/v1\/backends$/,
