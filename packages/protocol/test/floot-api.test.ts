@@ -153,7 +153,13 @@ describe("web UI shapes", () => {
     expect(FlootOverview.parse(overview)).toEqual(overview);
     expect(
       failedPaths(FlootOverview, { ...overview, status: { ...status, atStart: { keptRunning: -1 } } }),
-    ).toEqual(["status.atStart.keptRunning", "status.atStart.replayed", "status.atStart.interrupted"]);
+    ).toEqual([
+      "status.atStart.keptRunning",
+      "status.atStart.replayed",
+      "status.atStart.continued",
+      "status.atStart.waitingOnYou",
+      "status.atStart.interrupted",
+    ]);
     // What waits on a human is part of the page: a list without its permission requests is refused.
     expect(failedPaths(FlootOverview, { status, sessions: [{ session }], secretRequests: [] })).toEqual([
       "permissionRequests",
