@@ -20,7 +20,7 @@ describe("the daemon's settings", () => {
     const defaults = readDaemonSettings({});
     expect(defaults).toMatchObject({
       toolTimeoutMs: 3_600_000,
-      gateTimeoutMs: 30_000,
+      gateTimeoutMs: 60_000,
       cliStartHoldMs: 2_000,
       keeper: true,
       afterCliLost: "continue",

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -216,6 +216,11 @@ export interface KeeperProcessOptions {
   script?: string;
   execPath?: string;
   idleExitMs?: number;
+  /**
+   * Told why a keeper found at the socket was not used (another protocol version, another key, no
+   * answer) before a new one takes its place: its CLIs go through the caller's recovery.
+   */
+  onPassedOver?: (reason: string) => void;
 }
 
 /**
@@ -228,6 +233,7 @@ export async function openKeeper(options: KeeperProcessOptions): Promise<KeeperC
     return await connectKeeper(options.socketPath, options.key);
   } catch (error) {
     if (!(error instanceof KeeperUnavailable)) throw error;
+    if (existsSync(options.socketPath)) options.onPassedOver?.(error.message);
   }
   // Nothing that proves the key answers there: a dead keeper's socket, or none.
   rmSync(options.socketPath, { force: true });

@@ -214,6 +214,36 @@ describe("the CLI keeper", () => {
     await new Promise<void>((resolve) => impostor.close(() => resolve()));
   });
 
+  test("a keeper of another protocol version at the socket is passed over with the reason said, and a new one starts", async () => {
+    const where = places();
+    // An older release's keeper: it answers with a version this build does not speak.
+    const older = createServer((socket) => {
+      socket.on("data", () =>
+        socket.write(
+          `${JSON.stringify({ type: "hello", version: 999, pid: 1, startTime: "1", proof: "A".repeat(43), nonce: "B".repeat(43) })}\n`,
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => older.listen(where.socketPath, resolve));
+    const reasons: string[] = [];
+    try {
+      const client = await openKeeper({ ...where, onPassedOver: (reason) => reasons.push(reason) });
+      clients.push(client);
+      keepers.push(client.pid);
+      expect(reasons).toEqual([expect.stringMatching(/^the keeper speaks version 999, not \d+$/)]);
+      expect(client.pid).not.toBe(process.pid);
+    } finally {
+      await new Promise<void>((resolve) => older.close(() => resolve()));
+    }
+    // Where no keeper was, nothing is said.
+    const fresh = places();
+    const quiet: string[] = [];
+    const client = await openKeeper({ ...fresh, onPassedOver: (reason) => quiet.push(reason) });
+    clients.push(client);
+    keepers.push(client.pid);
+    expect(quiet).toEqual([]);
+  });
+
   test("a stdout line over the bound stops the CLI and is reported, the lines before it delivered", async () => {
     const where = places();
     const keeper = await open(where);

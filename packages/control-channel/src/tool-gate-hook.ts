@@ -34,7 +34,7 @@ export type ToolGateHookExit = (typeof ToolGateHookExit)[keyof typeof ToolGateHo
 export const gateRebindFileEnvVar = "FLOOT_GATE_REBIND_FILE";
 
 /** How long the hook waits for the daemon, in all, unless told otherwise. */
-export const defaultToolGateDeadlineMs = 30_000;
+export const defaultToolGateDeadlineMs = 60_000;
 /** The most stdin the hook reads: a tool input larger than this is blocked, not truncated. */
 export const maxHookInputBytes = 64 * 1024 * 1024;
 

@@ -67,6 +67,7 @@ export function readKeeperKey(keyPath: string, uid = currentUid()): Buffer | und
 export async function openDaemonKeeper(
   runtimeDir: string,
   script: string | undefined,
+  onPassedOver?: (reason: string) => void,
 ): Promise<KeeperClient> {
   const places = keeperPlaces(runtimeDir);
   let key = readKeeperKey(places.keyPath);
@@ -80,6 +81,7 @@ export async function openDaemonKeeper(
     key,
     spoolDir: places.spoolDir,
     ...(script !== undefined && { script }),
+    ...(onPassedOver !== undefined && { onPassedOver }),
   });
 }
 
@@ -129,7 +131,10 @@ export async function connectTheKeeper(
     logger.warn("no CLI keeper: the runtime dir is new at every start, so turns end with the daemon");
   } else {
     try {
-      client = await openDaemonKeeper(runtime.path, script);
+      client = await openDaemonKeeper(runtime.path, script, (reason) =>
+        // An older release's keeper, say: its CLIs are fenced and their turns recovered, not adopted.
+        logger.warn("the keeper found there was not used; its turns go through recovery", { reason }),
+      );
       const connected = client;
       connected.onClose(() => {
         if (client !== connected) return;
