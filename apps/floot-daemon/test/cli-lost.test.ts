@@ -63,7 +63,7 @@ describe.each<Backend>(["claude", "codex"])("after a reboot: %s", (backend) => {
     const session = await w.createSession();
     const marker = join(session.workspace, markerName);
     const turn = await w.send(session.id, "[work] do it");
-    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text after the call", 60_000);
+    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text after the call", 120_000);
     expect(w.toolAdmissions(turn.id)).toEqual([
       expect.objectContaining({ toolCallId: id("quick"), completedAt: expect.any(String) }),
     ]);
@@ -133,6 +133,41 @@ describe.each<Backend>(["claude", "codex"])("after a reboot: %s", (backend) => {
     } finally {
       rmSync(marker, { force: true });
     }
+  });
+});
+
+describe("after a reboot, a turn that only read: claude", () => {
+  test("its read has no recorded end, yet it carries on by itself: a read is no effect", async () => {
+    world = await FlootWorld.create("claude", {
+      steps: [
+        {
+          match: { lastUserTextIncludes: "[look]" },
+          response: {
+            events: [{ type: "tool_use", id: "toolu_look", name: "Glob", input: { pattern: "*.txt" } }],
+          },
+        },
+        {
+          match: { toolResultFor: "toolu_look" },
+          response: { events: [{ type: "text", text: "Nothing to read" }, { type: "stall" }] },
+        },
+        {
+          match: { lastUserTextIncludes: "Every tool call you started had finished" },
+          response: { events: [{ type: "text", text: "CARRIED ON" }] },
+        },
+      ],
+    });
+    const w = world;
+    await w.startDaemon(continueSetting);
+    const session = await w.createSession({ allowedTools: ["Bash", "Glob"], permissionMode: "dontAsk" });
+    const turn = await w.send(session.id, "[look] look around");
+    await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text after the read", 120_000);
+    expect(w.toolAdmissions(turn.id)).toEqual([
+      expect.objectContaining({ toolCallId: "toolu_look", toolName: "Glob", effectFree: true }),
+    ]);
+    await w.restartAfterReboot(continueSetting);
+    expect((await status(w)).atStart).toMatchObject({ continued: 1, waitingOnYou: 0 });
+    const done = await w.waitForEnd((await continuationOf(w, turn)).id, 90_000);
+    expect(done.phase, JSON.stringify(done.error)).toBe("completed");
   });
 });
 
