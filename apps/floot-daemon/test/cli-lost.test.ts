@@ -106,7 +106,7 @@ describe.each<Backend>(["claude", "codex"])("after a reboot: %s", (backend) => {
     try {
       const turn = await w.send(session.id, "[slow] run the slow command");
       // Admitted (a call the gate never admitted never ran, and its turn carries on by itself).
-      await waitUntil(() => w.toolAdmissions(turn.id).length === 1, 60_000, "the call admitted");
+      await waitUntil(() => w.toolAdmissions(turn.id).length === 1, 120_000, "the call admitted");
       await w.restartAfterReboot(continueSetting);
       expect(existsSync(marker)).toBe(false);
       expect((await status(w)).atStart).toMatchObject({ continued: 0, waitingOnYou: 1 });
@@ -196,7 +196,7 @@ describe("after a reboot during a call: claude", () => {
     const skipped = await w.send(first.id, "[slow] one");
     const stopped = await w.send(second.id, "[slow] two");
     for (const turn of [skipped, stopped])
-      await waitUntil(() => w.toolAdmissions(turn.id).length === 1, 60_000, "the call admitted");
+      await waitUntil(() => w.toolAdmissions(turn.id).length === 1, 120_000, "the call admitted");
     await w.restartAfterReboot(continueSetting);
     expect((await status(w)).atStart).toMatchObject({ waitingOnYou: 2 });
 

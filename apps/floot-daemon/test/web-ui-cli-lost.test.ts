@@ -52,7 +52,7 @@ test("keeper killed mid-call with the page open: the card shows the command; Run
   await openSessionPage(page, w, session.id);
   await sendFromPage(page, "[slow] run the slow command");
   const turnId = (await w.turns(session.id))[0]!.id;
-  await waitUntil(() => w.toolAdmissions(turnId).length === 1, 60_000, "the call admitted");
+  await waitUntil(() => w.toolAdmissions(turnId).length === 1, 120_000, "the call admitted");
 
   await w.killKeeper();
   const card = page.locator(`[data-turn-id="${turnId}"] .cli-lost`);
