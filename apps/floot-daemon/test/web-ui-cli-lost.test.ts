@@ -56,7 +56,7 @@ test("keeper killed mid-call with the page open: the card shows the command; Run
 
   await w.killKeeper();
   const card = page.locator(`[data-turn-id="${turnId}"] .cli-lost`);
-  await card.waitFor({ timeout: 60_000 });
+  await card.waitFor({ timeout: 120_000 });
   await expect(card.textContent()).resolves.toContain(slowCommand);
   expect(existsSync(marker)).toBe(false);
   // Waiting on the person: no Retry beside the choices, nothing past the phone's screen.
