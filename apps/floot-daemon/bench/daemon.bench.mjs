@@ -1,12 +1,14 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
 // 100 observers, the pre-tool gate's cost per tool call, full-text search over 1,000,000 events. Prints one JSON document. The CLI is
-// bench/fake-claude.mjs: this measures the daemon.
+// bench/fake-claude.mjs: this measures the daemon; except in cliNiceUnderLoad, which times the real
+// claude's turns at each CLI priority beside a CPU hog (cli-nice-load.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openJournal } from "@bridgeworks/turn-journal";
+import { cliNiceUnderLoad } from "./cli-nice-load.mjs";
 import {
   api,
   children,
@@ -137,18 +139,23 @@ async function gateLatency() {
 // `node bench/daemon.bench.mjs [--scale=F] [--cpu-prof-dir=DIR] [--cli-nice=N] [--cli-starts=N]
 // [section...]` runs only the named sections; `--scale` shrinks the load profile's journal,
 // `--cpu-prof-dir` profiles its daemon, `--cli-nice` and `--cli-starts` start that daemon with them
-// (an A/B of the CLIs' priority, of how many start at once).
+// (an A/B of the CLIs' priority, of how many start at once); `--nice-turns` is how many turns
+// cliNiceUnderLoad times in each mode.
 const { values: flags, positionals: chosen } = parseArgs({
   options: {
     scale: { type: "string", default: "1" },
     "cpu-prof-dir": { type: "string" },
     "cli-nice": { type: "string" },
     "cli-starts": { type: "string" },
+    "nice-turns": { type: "string", default: "8" },
   },
   allowPositionals: true,
 });
 const scale = Number(flags.scale);
 if (!(scale > 0 && scale <= 1)) throw new Error(`--scale: a number in (0, 1], got ${flags.scale}`);
+const niceTurns = Number(flags["nice-turns"]);
+if (!(Number.isInteger(niceTurns) && niceTurns >= 1))
+  throw new Error(`--nice-turns: an integer of at least 1, got ${flags["nice-turns"]}`);
 const sections = {
   restartToReady,
   acceptToSpawn,
@@ -162,6 +169,7 @@ const sections = {
       ...(flags["cli-nice"] !== undefined && { cliNice: flags["cli-nice"] }),
       ...(flags["cli-starts"] !== undefined && { cliStarts: flags["cli-starts"] }),
     }),
+  cliNiceUnderLoad: () => cliNiceUnderLoad(root, { turns: niceTurns }),
 };
 for (const name of chosen) if (!(name in sections)) throw new Error(`unknown bench section ${name}`);
 
