@@ -1,6 +1,7 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
-// 100 observers, the pre-tool gate's cost per tool call. Prints one JSON document. The CLI is
-// bench/fake-claude.mjs: this measures the daemon.
+// 100 observers, the pre-tool gate's cost per tool call, a follower's gap across a restart against
+// restart-to-ready and the keeper's cost per event against the direct pipe (keeper-bench.mjs). Prints
+// one JSON document. The CLI is bench/fake-claude.mjs: this measures the daemon.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +17,7 @@ import {
   stopDaemon,
   waitEnded,
 } from "./daemon-kit.mjs";
+import { followerGapAcrossRestart, keeperCostPerEvent } from "./keeper-bench.mjs";
 import { loadProfile } from "./load-profile.mjs";
 
 const root = mkdtempSync(join(tmpdir(), "floot-bench-"));
@@ -153,6 +155,8 @@ const sections = {
   acceptToSpawn,
   followLatency,
   gateLatency,
+  followerGapAcrossRestart: () => followerGapAcrossRestart(root),
+  keeperCostPerEvent: () => keeperCostPerEvent(root),
   loadProfile: () =>
     loadProfile(root, {
       scale,
