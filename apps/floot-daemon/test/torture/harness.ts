@@ -65,6 +65,8 @@ export interface TortureOptions {
   pollPauseMs?: number;
   /** How long a trial's turns may take to end after the restart. */
   settleTimeoutMs?: number;
+  /** Epoch ms: no trial starts after it (the summary then counts the trials that ran). */
+  stopStartingAt?: number;
   /** Progress lines (one per trial). */
   progress?: (line: string) => void;
 }
@@ -72,7 +74,9 @@ export interface TortureOptions {
 export interface TortureSummary {
   backend: Backend;
   mode: TortureMode;
+  /** Trials that ran; fewer than `trialsPlanned` when `stopStartingAt` came first. */
   trials: number;
+  trialsPlanned: number;
   seed: number;
   sessionsInJournal: number;
   pollers: number;
@@ -117,7 +121,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
   const summary: TortureSummary = {
     backend: options.backend,
     mode,
-    trials: options.trials,
+    trials: 0,
+    trialsPlanned: options.trials,
     seed: options.seed,
     sessionsInJournal: options.sessions,
     pollers: options.pollers,
@@ -153,6 +158,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       pauseMs: options.pollPauseMs ?? 2_500,
     });
     for (let trial = 1; trial <= options.trials; trial += 1) {
+      if (options.stopStartingAt !== undefined && Date.now() >= options.stopStartingAt) break;
       const drawn = Math.floor(random() * points.length);
       const point = points[options.order === "cycle" ? (trial - 1) % points.length : drawn]!;
       const plan = drawPlan(random, trial, point, options.afterEffectLines);
@@ -161,6 +167,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         mode === "keeper"
           ? await runKeeperTrial(world, plan, settleMs)
           : await runTrial(world, plan, settleMs);
+      summary.trials = trial;
       summary.kills[point]!.planned += 1;
       if (record.fired) summary.kills[point]!.fired += 1;
       for (const phase of record.phases) summary.phases[phase] = (summary.phases[phase] ?? 0) + 1;

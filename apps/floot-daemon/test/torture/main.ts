@@ -2,6 +2,7 @@
 // Prints one JSON summary on stdout (progress, one line per trial, on stderr); exits 1 on a violation.
 //   pnpm torture -- --backend claude --trials 300 [--keeper on|off] [--seed N] [--sessions 3000]
 //                   [--pollers 8] [--followers 4] [--poll-pause-ms 2500] [--points a,b,...]
+//                   [--stop-starting-at 2026-12-07T06:00:00Z]
 // `--keeper off` (the default) kills the daemon with its CLIs running without the keeper and checks
 // recovery; `--keeper on` runs them under the keeper and stops the daemon at the keeper's points.
 import { parseArgs } from "node:util";
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     followers: { type: "string", default: "4" },
     "poll-pause-ms": { type: "string", default: "2500" },
     points: { type: "string" },
+    "stop-starting-at": { type: "string" },
   },
   strict: true,
 });
@@ -57,6 +59,15 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 
+const stopStartingAt =
+  values["stop-starting-at"] === undefined ? undefined : Date.parse(values["stop-starting-at"]);
+if (stopStartingAt !== undefined && Number.isNaN(stopStartingAt)) {
+  process.stderr.write(
+    `torture: --stop-starting-at must be a date and time, got ${JSON.stringify(values["stop-starting-at"])}\n`,
+  );
+  process.exit(2);
+}
+
 const summary = await runTorture({
   backend: backend.data,
   mode,
@@ -67,6 +78,7 @@ const summary = await runTorture({
   pollers: count("pollers", values.pollers),
   followers: count("followers", values.followers),
   pollPauseMs: count("poll-pause-ms", values["poll-pause-ms"]),
+  ...(stopStartingAt !== undefined && { stopStartingAt }),
   progress: (line) => process.stderr.write(`${line}\n`),
 });
 process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
