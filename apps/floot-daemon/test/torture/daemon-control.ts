@@ -40,6 +40,18 @@ export function daemonState(world: FlootWorld): string {
     : ` (the daemon ${daemon.process.pid} was still running; its stderr ends: ${tail.slice(-300)})`;
 }
 
+/** A trial that threw: its error as a violation (with the daemon's state), and no daemon left running. */
+export async function abandonTrial(
+  world: FlootWorld,
+  error: unknown,
+  violate: (invariant: "trial_error", detail: string) => void,
+): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  violate("trial_error", message.includes("(the daemon ") ? message : `${message}${daemonState(world)}`);
+  if (world.daemon) await world.killDaemon().catch(() => {});
+  world.daemon = undefined;
+}
+
 /**
  * Resolves once the turn has ended, read beside the daemon; never while `watching.active` is false
  * (it then stays pending quietly). Rejects after `timeoutMs`.

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
 import { FlootWorld } from "../daemon-harness.js";
 import {
+  abandonTrial,
   api,
-  daemonState,
   settle,
   sleep,
   startDaemonOrExit,
@@ -283,10 +283,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     effectLines = checkAfterSettle(session.workspace, crashed, final, turns, violate);
     step("final-check");
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    violate("trial_error", message.includes("(the daemon ") ? message : `${message}${daemonState(world)}`);
-    if (world.daemon) await world.killDaemon().catch(() => {});
-    world.daemon = undefined;
+    await abandonTrial(world, error, violate);
   }
   return {
     trial: plan.trial,

@@ -7,8 +7,8 @@ import { keeperPlaces } from "../../src/daemon/keeper-link.js";
 import { journalFileName } from "../../src/state-dir.js";
 import type { FlootWorld } from "../daemon-harness.js";
 import {
+  abandonTrial,
   api,
-  daemonState,
   settle,
   sleep,
   startDaemonOrExit,
@@ -127,10 +127,7 @@ export async function runKeeperTrial(
     checkKeeperGone(keepers, spoolDir, final.turns, violate);
     step("final-check");
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    violate("trial_error", message.includes("(the daemon ") ? message : `${message}${daemonState(world)}`);
-    if (world.daemon) await world.killDaemon().catch(() => {});
-    world.daemon = undefined;
+    await abandonTrial(world, error, violate);
   } finally {
     capture.stop();
   }
