@@ -64,7 +64,7 @@ export function journaledBackendEvents(envelopes: readonly TurnEventEnvelope[]):
 /**
  * Every spooled line journaled exactly once, in order: a turn that completed holds exactly the events
  * its spool translates to; any other turn (its CLI died with the keeper) a prefix of them, beside the
- * error or warning recovery adds. Returns whether the spool was compared.
+ * error or warning recovery adds.
  */
 export function checkSpool(
   backend: Backend,
