@@ -27,7 +27,7 @@ import {
   type TrialPlan,
 } from "./points.js";
 import { type CallLabel, callLabels, effectsFileName, tortureMarker, tortureScript } from "./script.js";
-import { checkAfterKill, checkAfterSettle, type Violation } from "./trial-checks.js";
+import { checkAfterKill, checkAfterSettle, checkCliSessionsGone, type Violation } from "./trial-checks.js";
 import type { TrialRecord } from "./trial-record.js";
 
 export {
@@ -281,6 +281,7 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
 
     const final = readJournal(world.stateDir, session.id);
     effectLines = checkAfterSettle(session.workspace, crashed, final, turns, violate);
+    await checkCliSessionsGone(turns, violate);
     step("final-check");
   } catch (error) {
     await abandonTrial(world, error, violate);

@@ -25,7 +25,7 @@ import {
 } from "./keeper-checks.js";
 import { describePlan, firstFaults, type TrialPlan } from "./points.js";
 import { tortureMarker } from "./script.js";
-import { checkAfterKill, checkAfterSettle, type Violation } from "./trial-checks.js";
+import { checkAfterKill, checkAfterSettle, checkCliSessionsGone, type Violation } from "./trial-checks.js";
 import type { TrialRecord } from "./trial-record.js";
 
 /** The keeper as a user has it (the default); the recovery mode sets `FLOOT_KEEPER=off`. */
@@ -113,6 +113,7 @@ export async function runKeeperTrial(
 
     const final = readJournal(world.stateDir, session.id);
     record.effectLines = checkAfterSettle(session.workspace, crashed, final, turns, violate);
+    await checkCliSessionsGone(turns, violate);
     const spools = capture.captured();
     for (const entry of final.turns) {
       const spool = spools.get(entry.id);

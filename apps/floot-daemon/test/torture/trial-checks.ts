@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { findProcessesBySpawnMarker, isSameProcess } from "@bridgeworks/backend-adapters";
 import type { TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
@@ -89,4 +90,55 @@ export function checkAfterSettle(
       violate("orphan_process", `the CLI of turn ${entry.id} (pid ${entry.process.pid}) is still running`);
   }
   return effectLines;
+}
+
+/**
+ * No process is left in the session of a trial's CLI (the keeper and the spawner start each CLI as a
+ * session leader) once its turn ended: what a kill of the CLI's process group misses, e.g. a helper
+ * that made a group of its own, and what carries no spawn marker (an environment it cleared). Allows
+ * 5 s for such helpers to exit, then reports and SIGKILLs what is left (no trial leaves it running).
+ */
+export async function checkCliSessionsGone(turns: readonly TurnRecord[], violate: Violate): Promise<void> {
+  const clis = turns.flatMap((entry) => (entry.process ? [{ turn: entry.id, ...entry.process }] : []));
+  let left = sessionMembers(clis);
+  const deadline = Date.now() + 5_000;
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    left = sessionMembers(clis);
+  }
+  for (const member of left) {
+    violate(
+      "orphan_process",
+      `pid ${member.pid} (${member.command}) is still in the session of turn ${member.turn}'s CLI (pid ${member.session})`,
+    );
+    try {
+      process.kill(member.pid, "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
+/** Live processes whose session is one of the CLIs' and that started no earlier than it (not a reused pid). */
+function sessionMembers(
+  clis: readonly { turn: string; pid: number; startTime: string }[],
+): { pid: number; session: number; turn: string; command: string }[] {
+  if (clis.length === 0) return [];
+  const members: { pid: number; session: number; turn: string; command: string }[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] === "Z") continue;
+      const session = Number(fields[3]);
+      const cli = clis.find((each) => each.pid === session && Number(fields[19]) >= Number(each.startTime));
+      if (cli === undefined) continue;
+      const command = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").slice(0, 2).join(" ");
+      members.push({ pid: Number(name), session, turn: cli.turn, command: command.slice(0, 120) });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return members;
 }
