@@ -63,8 +63,8 @@ export function journaledBackendEvents(envelopes: readonly TurnEventEnvelope[]):
 
 /**
  * Every spooled line journaled exactly once, in order: a turn that completed holds exactly the events
- * its spool translates to; any other turn (its CLI died with the keeper) a prefix of them, beside the
- * error or warning recovery adds.
+ * its spool translates to; any other turn (its CLI died with the keeper, or the daemon stopped its
+ * stream) a prefix of them, beside the error or warning the daemon adds.
  */
 export function checkSpool(
   backend: Backend,
@@ -76,7 +76,7 @@ export function checkSpool(
   const expected = spooledEvents(backend, readFileSync(spoolPath, "utf8"));
   const journaled = journaledBackendEvents(envelopes);
   const completed = turn.phase === "completed";
-  const compared = completed ? journaled : trimRecoveryTail(journaled, expected.length);
+  const compared = completed ? journaled : trimDaemonTail(journaled, expected);
   const firstDifference = compared.findIndex(
     (event, index) => JSON.stringify(event) !== JSON.stringify(expected[index]),
   );
@@ -100,10 +100,17 @@ export function checkSpool(
   }
 }
 
-/** Drops the error and warning events past the spool's end: recovery's, not the CLI's. */
-function trimRecoveryTail(journaled: BackendEvent[], spooled: number): BackendEvent[] {
+/**
+ * Drops the trailing error and warning events the spool does not hold there: the daemon's own (a
+ * stream it aborted, recovery's), not the CLI's.
+ */
+function trimDaemonTail(journaled: BackendEvent[], expected: readonly BackendEvent[]): BackendEvent[] {
   const trimmed = [...journaled];
-  while (trimmed.length > spooled && ["error", "warning"].includes(trimmed.at(-1)!.type)) trimmed.pop();
+  for (let last = trimmed.at(-1); last !== undefined; last = trimmed.at(-1)) {
+    const spooled = expected[trimmed.length - 1];
+    if (!["error", "warning"].includes(last.type) || JSON.stringify(spooled) === JSON.stringify(last)) break;
+    trimmed.pop();
+  }
   return trimmed;
 }
 
