@@ -1,7 +1,9 @@
 // pnpm bench: restart-to-ready with a large journal, accept-to-spawn latency, SSE follow latency to
-// 100 observers, the pre-tool gate's cost per tool call, full-text search over 1,000,000 events. Prints one JSON document. The CLI is
-// bench/fake-claude.mjs: this measures the daemon; except in cliNiceUnderLoad, which times the real
-// claude's turns at each CLI priority beside a CPU hog (cli-nice-load.mjs).
+// 100 observers, the pre-tool gate's cost per tool call, full-text search over 1,000,000 events, a
+// follower's gap across a restart against restart-to-ready and the keeper's cost per event against the
+// direct pipe (keeper-bench.mjs). Prints one JSON document. The CLI is bench/fake-claude.mjs: this
+// measures the daemon; except in cliNiceUnderLoad, which times the real claude's turns at each CLI
+// priority beside a CPU hog (cli-nice-load.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,7 @@ import {
   stopDaemon,
   waitEnded,
 } from "./daemon-kit.mjs";
+import { followerGapAcrossRestart, keeperCostPerEvent } from "./keeper-bench.mjs";
 import { loadProfile } from "./load-profile.mjs";
 import { searchLatency } from "./search-latency.mjs";
 
@@ -162,6 +165,8 @@ const sections = {
   followLatency,
   gateLatency,
   searchLatency: () => searchLatency(root, { scale }),
+  followerGapAcrossRestart: () => followerGapAcrossRestart(root),
+  keeperCostPerEvent: () => keeperCostPerEvent(root),
   loadProfile: () =>
     loadProfile(root, {
       scale,

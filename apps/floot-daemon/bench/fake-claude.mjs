@@ -8,7 +8,8 @@
 // raw Messages SSE events (message_start, content_block_start, content_block_delta/text_delta,
 // content_block_stop, message_stop), then the whole `assistant` message (the shapes as recorded from the
 // real binary: packages/backend-adapters/test/fixtures/claude/text.jsonl, which claude-translator.test.ts
-// replays through backend-adapters' claude-translator.ts, the parser the daemon uses).
+// replays through backend-adapters' claude-translator.ts, the parser the daemon uses). FAKE_CLAUDE_STAMP=1
+// puts the time each delta was written (Date.now()) in its text.
 import { spawnSync } from "node:child_process";
 import { appendFileSync } from "node:fs";
 
@@ -58,8 +59,10 @@ async function streamDeltas(count) {
   const parts = [];
   for (let i = 0; i < count; i += 1) {
     if (gap) await new Promise((resolve) => setTimeout(resolve, gap));
-    parts.push(`token ${i} `);
-    partial({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `token ${i} ` } });
+    // FAKE_CLAUDE_STAMP: each delta carries when it was written, for a write-to-journal latency.
+    const text = process.env.FAKE_CLAUDE_STAMP ? `token ${i} @${Date.now()} ` : `token ${i} `;
+    parts.push(text);
+    partial({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
   }
   partial({ type: "content_block_stop", index: 0 });
   partial({ type: "message_stop" });

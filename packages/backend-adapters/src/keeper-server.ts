@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readSync, rmSync, writeSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import {
@@ -92,6 +92,7 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
       resolve();
     });
   });
+  removeStaleSpools(options.spoolDir);
   armIdleExit();
 
   function armIdleExit(): void {
@@ -390,4 +391,20 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
   }
 
   return { close: () => close() };
+}
+
+/**
+ * A keeper that holds the socket's name keeps no CLI yet: any spool in its dir is a dead keeper's
+ * (SIGKILLed, or the machine went down with the runtime dir kept), whose turns went through the
+ * daemon's recovery. Removed, as the keeper would have once each turn ended: a spool holds whatever a
+ * tool printed.
+ */
+function removeStaleSpools(spoolDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(spoolDir);
+  } catch {
+    return;
+  }
+  for (const name of names) rmSync(join(spoolDir, name), { force: true });
 }

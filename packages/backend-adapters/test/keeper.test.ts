@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -276,6 +276,14 @@ describe("the CLI keeper", () => {
     });
     expect(isProcessAlive(second.pid)).toBe(true);
     expect(started.pid).toBeGreaterThan(0);
+  });
+
+  test("a keeper that starts removes the spools a dead keeper left (they may hold what a tool printed)", async () => {
+    const where = places();
+    const stale = join(where.spoolDir, "01a24ecc-53e7-71b0-8f91-687ddd2ed8db.out");
+    writeFileSync(stale, '{"type":"assistant","text":"printed by a tool"}\n', { mode: 0o600 });
+    await open(where);
+    expect(existsSync(stale)).toBe(false);
   });
 
   test("with nothing kept and no daemon, it exits and removes its socket", async () => {

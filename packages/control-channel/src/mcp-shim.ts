@@ -202,10 +202,13 @@ export function runShim(options: ShimOptions): Promise<ShimExitCode> {
       if (rebinding) {
         // The new server has seen nothing of this client: introduce it, then ask again what is open.
         const replay: string[] = [];
-        // What is still held was never sent to any bridge: it goes with the held lines, once.
+        // What is still held was never sent to any bridge: it goes with the held lines, once. An
+        // initialize a bridge took and never answered (it died first) is asked again by its own id:
+        // its answer is the client's, which waits for it still.
         if (initialize !== undefined && !held.includes(initialize)) {
           const message = JSON.parse(initialize) as Record<string, unknown>;
-          replay.push(`${JSON.stringify({ ...message, id: replayedInitializeId })}\n`);
+          if (unanswered.has(JSON.stringify(message.id))) replay.push(initialize);
+          else replay.push(`${JSON.stringify({ ...message, id: replayedInitializeId })}\n`);
         }
         if (initialized !== undefined && !held.includes(initialized)) replay.push(initialized);
         for (const line of unanswered.values())

@@ -270,6 +270,41 @@ describe("runShim across a daemon restart (rebind)", () => {
     expect(shim.exitCodes).toEqual([]);
   }, 30_000);
 
+  test("an initialize the old bridge took and never answered is asked again by its own id, and its answer reaches the client", async () => {
+    const dir = await tempDir();
+    const oldBridge = await rawServer(join(dir, "old.sock"));
+    const newToken = mintToken(randomBytes);
+    const rebindFile = join(dir, "turn.rebind");
+    const shim = startShim(join(dir, "old.sock"), mintToken(randomBytes), {
+      rebindFile,
+      rebindWaitMs: 20_000,
+    });
+    const before = await withTimeout(oldBridge.connections, 5_000, () => "old bridge connection");
+    shim.stdin.write(line(initialize));
+    await waitUntil(() => oldBridge.received().includes('"initialize"'), 5_000, "initialize relayed");
+    // The daemon dies before it answers (the keeper torture: a SIGTERM as Claude Code starts its MCP servers).
+    before.destroy();
+    const newBridge = await rawServer(join(dir, "new.sock"));
+    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }), {
+      mode: 0o600,
+    });
+    const after = await withTimeout(newBridge.connections, 10_000, () => "new bridge connection");
+    await waitUntil(() => newBridge.received().includes('"initialize"'), 5_000, "initialize sent again");
+    const sent = newBridge
+      .received()
+      .trim()
+      .split("\n")
+      .map((each) => JSON.parse(each) as Record<string, unknown>);
+    expect(sent).toEqual([{ token: newToken }, initialize]);
+    after.write(line({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "new" } } }));
+    await waitUntil(() => shim.stdoutText().includes('"id":1'), 5_000, "the answer relayed");
+    expect(JSON.parse(shim.stdoutText().trim())).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "new" } },
+    });
+    expect(shim.exitCodes).toEqual([]);
+  }, 30_000);
+
   test("a bridge unreachable from the start (the daemon restarting as the CLI started) is waited for too", async () => {
     const dir = await tempDir();
     const rebindFile = join(dir, "turn.rebind");

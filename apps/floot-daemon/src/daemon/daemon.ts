@@ -183,6 +183,7 @@ async function startLocked(
   };
   const trace = options.trace ?? diagnosticsTrace();
   const kept = await adoptableTurns(keeper.client(), journal.turns, logger);
+  if (kept.length > 0) trace("adoption:found", { turns: kept.map(({ turn }) => turn.id) });
   const recovery = await recoverTurns(journal, logger, {
     trace,
     withEffects: settings.afterCliLost,

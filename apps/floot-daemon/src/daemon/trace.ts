@@ -20,6 +20,10 @@ export const tracePoints = [
   "gate:received",
   /** The call is committed; the hook has not been answered yet. */
   "gate:committed",
+  /** At start: the turns whose CLI the keeper kept are known (some are); recovery has not run yet. */
+  "adoption:found",
+  /** An adopted turn's CLI is attached to again; the turn is not `running` under this daemon yet. */
+  "adoption:attached",
   /** Recovery fenced every leftover CLI; no decision is applied yet. */
   "recovery:fenced",
   /** Recovery applied one decision (more may follow). */

@@ -248,6 +248,7 @@ export class TurnRun {
       },
       { kept: { keeper, id: this.turn.id, adopt: { identity: adopt.process, through: adopt.through } } },
     );
+    this.#deps.trace("adoption:attached", { turnId: this.turn.id, through: adopt.through });
     this.#deps.logger.info("turn adopted from the keeper", {
       turn: this.turn.id,
       pid: adopt.process.pid,

@@ -1,46 +1,51 @@
-import { existsSync, readFileSync, watch } from "node:fs";
+import { existsSync, mkdirSync, watch } from "node:fs";
 import { join } from "node:path";
-import { findProcessesBySpawnMarker, isSameProcess } from "@bridgeworks/backend-adapters";
-import type { Backend, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
-import { openJournal } from "@bridgeworks/turn-journal";
-import { type TracePoint, tracePoints } from "../../src/daemon/trace.js";
-import { journalFileName } from "../../src/state-dir.js";
-import { type DaemonFaults, FlootWorld } from "../daemon-harness.js";
+import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
+import { FlootWorld } from "../daemon-harness.js";
+import {
+  abandonTrial,
+  api,
+  settle,
+  sleep,
+  startDaemonOrExit,
+  stopGracefully,
+  terminalPhases,
+  waitForTurnEnd,
+} from "./daemon-control.js";
+import { countLines, readJournal } from "./journal-view.js";
+import { runKeeperTrial } from "./keeper-trial.js";
 import { type BackgroundLoad, populateJournal, startLoad } from "./load.js";
 import {
-  type CallLabel,
-  callLabels,
-  effectCommand,
-  effectsFileName,
-  tortureMarker,
-  tortureScript,
-} from "./script.js";
+  describePlan,
+  drawPlan,
+  firstFaults,
+  type KillPoint,
+  keeperKillPoints,
+  killPoints,
+  mulberry32,
+  type TortureMode,
+  type TrialPlan,
+} from "./points.js";
+import { type CallLabel, callLabels, effectsFileName, tortureMarker, tortureScript } from "./script.js";
+import { checkAfterKill, checkAfterSettle, checkCliSessionsGone, type Violation } from "./trial-checks.js";
+import type { TrialRecord } from "./trial-record.js";
 
-/**
- * Where a trial kills the daemon. Trace points are hit inside the daemon (the fault preload SIGKILLs
- * it there); `after-effect` kills it from outside the instant a tool's line lands in the effects
- * file; `random` after a random delay; `recovery` kills it at a random moment and then kills the
- * restarted daemon again in the middle of its recovery.
- */
-export type KillPoint = Exclude<TracePoint, `recovery:${string}`> | "after-effect" | "random" | "recovery";
-export const killPoints: readonly KillPoint[] = [
-  ...tracePoints.filter(
-    (point): point is Exclude<TracePoint, `recovery:${string}`> => !point.startsWith("recovery:"),
-  ),
-  "after-effect",
-  "random",
-  "recovery",
-];
+export {
+  type KeeperKillPoint,
+  type KillPoint,
+  keeperKillPoints,
+  killPoints,
+  type TortureMode,
+} from "./points.js";
+export type { Violation } from "./trial-checks.js";
 
-/**
- * The torture kills the daemon and checks what recovery makes of each turn: its CLIs run without the
- * keeper (`FLOOT_KEEPER=off`), so they end with the daemon, as after a reboot. A torture of the keeper
- * itself (kills at SIGTERM, mid-spool, during adoption, of the keeper) is issue 31's part 7, not built.
- */
+/** The recovery mode's environment: CLIs without the keeper, ended with the daemon (as after a reboot). */
 const recoveryOnly = { FLOOT_KEEPER: "off" };
 
 export interface TortureOptions {
   backend: Backend;
+  /** `recovery` (default): CLIs without the keeper, ended with the daemon; `keeper`: under the keeper. */
+  mode?: TortureMode;
   trials: number;
   /** Seeds the choice of points, skips and delays: the same seed runs the same plan. */
   seed: number;
@@ -60,42 +65,18 @@ export interface TortureOptions {
   pollPauseMs?: number;
   /** How long a trial's turns may take to end after the restart. */
   settleTimeoutMs?: number;
+  /** Epoch ms: no trial starts after it (the summary then counts the trials that ran). */
+  stopStartingAt?: number;
   /** Progress lines (one per trial). */
   progress?: (line: string) => void;
 }
 
-export interface Violation {
-  trial: number;
-  point: KillPoint;
-  invariant:
-    | "effect_repeated"
-    | "effect_unrecorded"
-    | "replayed_with_effects"
-    | "event_lost_or_reordered"
-    | "turn_stuck"
-    | "orphan_process"
-    | "journal_inconsistent"
-    | "trial_error";
-  detail: string;
-}
-
-export interface TrialRecord {
-  trial: number;
-  point: KillPoint;
-  plan: string;
-  /** The planned kill happened (a point the turn never reached does not fire). */
-  fired: boolean;
-  phases: string[];
-  effectLines: Record<CallLabel, number>;
-  violations: Violation[];
-  ms: number;
-  /** Where the trial's time went, ms per step. */
-  steps: Record<string, number>;
-}
-
 export interface TortureSummary {
   backend: Backend;
+  mode: TortureMode;
+  /** Trials that ran; fewer than `trialsPlanned` when `stopStartingAt` came first. */
   trials: number;
+  trialsPlanned: number;
   seed: number;
   sessionsInJournal: number;
   pollers: number;
@@ -108,6 +89,19 @@ export interface TortureSummary {
   /** Per tool call: trials where its effect happened once, and where it never happened. */
   effects: Record<CallLabel, { once: number; never: number; moreThanOnce: number }>;
   violations: Violation[];
+  /** Keeper mode only: what the keeper's invariants looked at. */
+  keeper?: {
+    /** Unfinished turns whose CLI ran under a live keeper at a restart: each must go on to `completed`. */
+    aliveAtRestart: number;
+    /** Of those, turns interrupted, failed or replayed anyway (each also a violation). */
+    needlessInterruptions: number;
+    /** Turns whose whole spool (hard-linked as the keeper wrote it) was compared with their journaled events. */
+    spoolsChecked: number;
+    /** mid-spool kills that caught the spool ahead of `stdout_through`. */
+    midSpoolAhead: number;
+    /** adoption trials whose restarted daemon died at the adoption point. */
+    adoptionKills: number;
+  };
   load: {
     overviewPolls: number;
     overviewFailures: number;
@@ -117,29 +111,18 @@ export interface TortureSummary {
   durationMs: number;
 }
 
-interface TrialPlan {
-  trial: number;
-  point: KillPoint;
-  /** Trace-point hits to let pass first (which event, which call). */
-  skip: number;
-  /** after-effect: kill once this many effect lines landed. */
-  lines: number;
-  /** random / recovery: ms after the send. */
-  delayMs: number;
-  recoveryPoint: Extract<TracePoint, `recovery:${string}`>;
-}
-
-const terminalPhases = new Set(["completed", "failed", "cancelled", "interrupted"]);
-
 /** Runs `trials` crash trials against one daemon state dir under background load; never throws a trial's error. */
 export async function runTorture(options: TortureOptions): Promise<TortureSummary> {
   const startedAt = Date.now();
   const random = mulberry32(options.seed);
-  const points = options.points ?? killPoints;
+  const mode = options.mode ?? "recovery";
+  const points = options.points ?? (mode === "keeper" ? keeperKillPoints : killPoints);
   const world = await FlootWorld.create(options.backend, tortureScript(options.backend));
   const summary: TortureSummary = {
     backend: options.backend,
-    trials: options.trials,
+    mode,
+    trials: 0,
+    trialsPlanned: options.trials,
     seed: options.seed,
     sessionsInJournal: options.sessions,
     pollers: options.pollers,
@@ -152,12 +135,20 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       call2: { once: 0, never: 0, moreThanOnce: 0 },
     },
     violations: [],
+    ...(mode === "keeper" && {
+      keeper: {
+        aliveAtRestart: 0,
+        needlessInterruptions: 0,
+        spoolsChecked: 0,
+        midSpoolAhead: 0,
+        adoptionKills: 0,
+      },
+    }),
     load: { overviewPolls: 0, overviewFailures: 0, overviewMs: { p50: 0, p99: 0 }, followsCompleted: 0 },
     durationMs: 0,
   };
   let load: BackgroundLoad | undefined;
   try {
-    const { mkdirSync } = await import("node:fs");
     mkdirSync(world.stateDir, { recursive: true, mode: 0o700 });
     const turnIds = populateJournal(world.stateDir, options.sessions);
     load = startLoad(world.stateDir, {
@@ -167,23 +158,16 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       pauseMs: options.pollPauseMs ?? 2_500,
     });
     for (let trial = 1; trial <= options.trials; trial += 1) {
+      if (options.stopStartingAt !== undefined && Date.now() >= options.stopStartingAt) break;
       const drawn = Math.floor(random() * points.length);
       const point = points[options.order === "cycle" ? (trial - 1) % points.length : drawn]!;
-      const plan: TrialPlan = {
-        trial,
-        point,
-        // Mid-stream: any of the first events; at the gate: call1's or call2's; elsewhere the first hit.
-        skip:
-          point === "turn:event"
-            ? Math.floor(random() * 12)
-            : point.startsWith("gate:")
-              ? Math.floor(random() * 2)
-              : 0,
-        lines: options.afterEffectLines ?? 1 + Math.floor(random() * 2),
-        delayMs: Math.floor(random() * 4_000),
-        recoveryPoint: random() < 0.5 ? "recovery:fenced" : "recovery:applied",
-      };
-      const record = await runTrial(world, plan, options.settleTimeoutMs ?? 120_000);
+      const plan = drawPlan(random, trial, point, options.afterEffectLines);
+      const settleMs = options.settleTimeoutMs ?? 120_000;
+      const record =
+        mode === "keeper"
+          ? await runKeeperTrial(world, plan, settleMs)
+          : await runTrial(world, plan, settleMs);
+      summary.trials = trial;
       summary.kills[point]!.planned += 1;
       if (record.fired) summary.kills[point]!.fired += 1;
       for (const phase of record.phases) summary.phases[phase] = (summary.phases[phase] ?? 0) + 1;
@@ -195,6 +179,13 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
         else tally.moreThanOnce += 1;
       }
       summary.violations.push(...record.violations);
+      if (summary.keeper && record.keeper) {
+        summary.keeper.aliveAtRestart += record.keeper.aliveAtRestart;
+        summary.keeper.needlessInterruptions += record.keeper.needless;
+        summary.keeper.spoolsChecked += record.keeper.spoolsChecked;
+        if (record.keeper.spoolAhead) summary.keeper.midSpoolAhead += 1;
+        if (record.keeper.adoptionKilled) summary.keeper.adoptionKills += 1;
+      }
       options.progress?.(
         JSON.stringify({
           trial,
@@ -206,6 +197,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
           violations: record.violations.length,
           ms: record.ms,
           steps: record.steps,
+          ...(record.keeper && { keeper: record.keeper }),
         }),
       );
     }
@@ -263,22 +255,15 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     }
     step("turn");
 
-    // The journal as the crash left it: consistent, and holding every event a follower was shown.
-    const crashed = readJournal(world, session.id);
-    for (const detail of crashed.problems) violate("journal_inconsistent", `after the kill: ${detail}`);
-    for (const envelope of seen) {
-      const stored = crashed.events.get(envelope.turnId)?.[envelope.index];
-      if (JSON.stringify(stored) !== JSON.stringify(envelope))
-        violate(
-          "event_lost_or_reordered",
-          `event ${envelope.index} of ${envelope.turnId} shown before the kill is not stored as shown`,
-        );
-    }
+    const crashed = readJournal(world.stateDir, session.id);
+    checkAfterKill(crashed, seen, violate);
 
     if (plan.point === "recovery" && fired) {
-      const outcome = await startDaemonOrExit(world, { [plan.recoveryPoint]: { action: "kill" } });
+      const outcome = await startDaemonOrExit(world, recoveryOnly, {
+        [plan.recoveryPoint]: { action: "kill" },
+      });
       if (outcome === "ready") await stopGracefully(world);
-      const again = readJournal(world, session.id);
+      const again = readJournal(world.stateDir, session.id);
       for (const detail of again.problems)
         violate("journal_inconsistent", `after the recovery kill: ${detail}`);
     }
@@ -294,49 +279,12 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     await stopGracefully(world);
     step("stop");
 
-    const final = readJournal(world, session.id);
-    for (const detail of final.problems) violate("journal_inconsistent", `after settling: ${detail}`);
-    for (const [turnId, events] of crashed.events) {
-      const now = final.events.get(turnId) ?? [];
-      events.forEach((event, index) => {
-        if (JSON.stringify(now[index]) !== JSON.stringify(event))
-          violate(
-            "event_lost_or_reordered",
-            `event ${index} of ${turnId} changed or vanished after the restart`,
-          );
-      });
-    }
-
-    effectLines = countEffects(effectsFile);
-    const admitted = final.admitted;
-    for (const label of callLabels) {
-      if (effectLines[label] > 1) violate("effect_repeated", `${label} ran ${effectLines[label]} times`);
-      if (effectLines[label] > 0 && !admitted.some((preview) => preview.includes(effectCommand(label))))
-        violate("effect_unrecorded", `${label} ran with no gate record of it in the journal`);
-    }
-    for (const entry of turns) {
-      if (entry.replayOf === undefined) continue;
-      const original = turns.find((other) => other.id === entry.replayOf);
-      if (original && original.effects.length > 0)
-        violate(
-          "replayed_with_effects",
-          `turn ${original.id} had ${original.effects.join(",")} and was replayed`,
-        );
-    }
-    const markers = turns.flatMap((entry) => entry.spawnMarker ?? []);
-    const left = [...findProcessesBySpawnMarker(markers).values()].flat();
-    for (const process of left)
-      violate("orphan_process", `pid ${process.pid} still carries a marker of this trial`);
-    for (const entry of turns) {
-      if (entry.process && isSameProcess(entry.process))
-        violate("orphan_process", `the CLI of turn ${entry.id} (pid ${entry.process.pid}) is still running`);
-    }
+    const final = readJournal(world.stateDir, session.id);
+    effectLines = checkAfterSettle(session.workspace, crashed, final, turns, violate);
+    await checkCliSessionsGone(turns, violate);
     step("final-check");
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    violate("trial_error", message.includes("(the daemon ") ? message : `${message}${daemonState(world)}`);
-    if (world.daemon) await world.killDaemon().catch(() => {});
-    world.daemon = undefined;
+    await abandonTrial(world, error, violate);
   }
   return {
     trial: plan.trial,
@@ -349,66 +297,6 @@ async function runTrial(world: FlootWorld, plan: TrialPlan, settleTimeoutMs: num
     ms: Date.now() - startedAt,
     steps,
   };
-}
-
-/**
- * One API call, tried again while the daemon process still runs: the daemon listens on the same port
- * after each restart, so a client's pooled keep-alive connection to the killed one fails once
- * (`fetch failed`). A daemon that has exited is no such case: its state goes into the error.
- */
-async function api<T>(world: FlootWorld, call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await call();
-    } catch (error) {
-      const child = world.daemon?.process.child;
-      const running = child !== undefined && child.exitCode === null && child.signalCode === null;
-      if (!running || attempt >= 5 || !String(error).includes("not reachable")) {
-        throw new Error(`${error instanceof Error ? error.message : String(error)}${daemonState(world)}`);
-      }
-      await sleep(250 * attempt);
-    }
-  }
-}
-
-/** Whether the current daemon still runs, and if not how it ended and what it last wrote. */
-function daemonState(world: FlootWorld): string {
-  const daemon = world.daemon;
-  if (!daemon) return " (no daemon was running)";
-  const { exitCode, signalCode } = daemon.process.child;
-  const ended = exitCode !== null || signalCode !== null;
-  const tail = daemon.process.stderr().slice(-1_500);
-  return ended
-    ? ` (the daemon ${daemon.process.pid} had exited: code ${exitCode}, signal ${signalCode}; its stderr ends: ${tail})`
-    : ` (the daemon ${daemon.process.pid} was still running; its stderr ends: ${tail.slice(-300)})`;
-}
-
-function describePlan(plan: TrialPlan): string {
-  switch (plan.point) {
-    case "turn:event":
-    case "gate:received":
-    case "gate:committed":
-      return `${plan.point} after ${plan.skip} hits`;
-    case "after-effect":
-      return `after ${plan.lines} effect line(s)`;
-    case "random":
-      return `after ${plan.delayMs} ms`;
-    case "recovery":
-      return `after ${plan.delayMs} ms, then at ${plan.recoveryPoint}`;
-    default:
-      return plan.point;
-  }
-}
-
-function firstFaults(plan: TrialPlan): DaemonFaults {
-  switch (plan.point) {
-    case "after-effect":
-    case "random":
-    case "recovery":
-      return {};
-    default:
-      return { [plan.point]: { action: "kill", skip: plan.skip } };
-  }
 }
 
 /** Kills the daemon as the plan says; resolves true once it is dead by that kill, false if the turn ended first. */
@@ -487,112 +375,5 @@ function killOnEffect(file: string, lines: number, pid: number): { stop(): void 
       clearInterval(poll);
       watcher?.close();
     },
-  };
-}
-
-/**
- * Resolves once the turn has ended, read beside the daemon; never while `watching.active` is false
- * (it then stays pending quietly). Rejects after `timeoutMs`.
- */
-async function waitForTurnEnd(
-  world: FlootWorld,
-  turnId: string,
-  watching: { active: boolean },
-  timeoutMs = 120_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (watching.active) {
-    const row = world.readTurnRow(turnId);
-    if (row && terminalPhases.has(row.phase)) return;
-    if (Date.now() > deadline) throw new Error(`turn ${turnId} neither ended nor met its kill point`);
-    await sleep(50);
-  }
-  return new Promise(() => {});
-}
-
-async function settle(world: FlootWorld, sessionId: string, timeoutMs: number): Promise<TurnRecord[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const turns = await api(world, () => world.turns(sessionId));
-    if (turns.every((turn) => terminalPhases.has(turn.phase)) || Date.now() > deadline) return turns;
-    await sleep(250);
-  }
-}
-
-async function stopGracefully(world: FlootWorld): Promise<void> {
-  const daemon = world.daemon;
-  if (!daemon) return;
-  process.kill(daemon.process.pid, "SIGTERM");
-  await daemon.process.exited;
-  world.daemon = undefined;
-}
-
-/** Starts a daemon that may be killed by a fault before it is ready. */
-async function startDaemonOrExit(world: FlootWorld, faults: DaemonFaults): Promise<"ready" | "exited"> {
-  const started = world.startDaemon(recoveryOnly, faults).then(
-    () => "ready" as const,
-    () => "exited" as const,
-  );
-  return started;
-}
-
-interface JournalView {
-  problems: string[];
-  /** Every event of the session's turns, by turn. */
-  events: Map<string, TurnEventEnvelope[]>;
-  /** Input previews of the session's admitted, effectful tool calls. */
-  admitted: string[];
-}
-
-/** The journal of a stopped (or killed) daemon: its consistency, and what it holds of one session. */
-function readJournal(world: FlootWorld, sessionId: string): JournalView {
-  const journal = openJournal({ path: join(world.stateDir, journalFileName) });
-  try {
-    const turns = journal.turns.listTurns(sessionId);
-    return {
-      problems: journal.maintenance.checkConsistency().map((problem) => JSON.stringify(problem)),
-      events: new Map(turns.map((turn) => [turn.id, journal.events.readEvents(turn.id, 0, 100_000)])),
-      admitted: turns
-        .flatMap((turn) => journal.gate.listToolAdmissions(turn.id))
-        .filter((admission) => !admission.effectFree)
-        .map((admission) => admission.inputPreview),
-    };
-  } finally {
-    journal.maintenance.close();
-  }
-}
-
-function countEffects(file: string): Record<CallLabel, number> {
-  const text = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const lines = text.split("\n").filter((line) => line !== "");
-  return {
-    call1: lines.filter((line) => line === "call1").length,
-    call2: lines.filter((line) => line === "call2").length,
-  };
-}
-
-function countLines(file: string): number {
-  try {
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter((line) => line !== "").length;
-  } catch {
-    return 0;
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A small seeded PRNG, so a seed names a whole plan. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
