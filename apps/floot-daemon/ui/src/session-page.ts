@@ -12,6 +12,7 @@ import { isActive } from "./format.js";
 import { OpenRequests } from "./open-requests.js";
 import { SessionHead } from "./session-head.js";
 import { SessionRules } from "./session-rules.js";
+import { nearBottom, TurnBar } from "./turn-bar.js";
 import { TurnView } from "./turn-view.js";
 
 const shownTurnsStep = 20;
@@ -40,6 +41,7 @@ export class SessionPage {
   readonly #send: HTMLButtonElement;
   readonly #composerNote: HTMLElement;
   #scrollPending = false;
+  readonly #bar: TurnBar;
 
   constructor(root: HTMLElement, sessionId: string, connection: Connection) {
     this.#root = root;
@@ -76,6 +78,8 @@ export class SessionPage {
       this.#prompt,
       h("div", { class: "composer-row" }, this.#composerNote, this.#send),
     );
+    this.#bar = new TurnBar(this.#turnActions.cancel, () => this.#scrollToEnd(), this.#abort.signal);
+    this.#composer.prepend(this.#bar.element);
     replaceChildren(
       root,
       h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "← Sessions")),
@@ -224,6 +228,7 @@ export class SessionPage {
       this.#renderComposer();
     }
     if (stick) this.#scrollToEnd();
+    else this.#bar.missed();
   }
 
   readonly #turnActions = {
@@ -290,6 +295,7 @@ export class SessionPage {
     const active = this.#turns.find((turn) => isActive(turn.phase));
     const queued = this.#turns.filter((turn) => turn.phase === "queued").length;
     this.#send.textContent = active ? "Queue" : "Send";
+    this.#bar.setActive(active);
     this.#composerNote.className = "muted";
     const doing = this.#views.get(active?.id ?? "")?.waitingForApproval
       ? "is waiting for your approval (the request is in the turn)"
@@ -335,7 +341,3 @@ const activeWording: Partial<Record<TurnRecord["phase"], string>> = {
   running: "is running",
   awaiting_secret: "waits for a secret",
 };
-
-function nearBottom(): boolean {
-  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160;
-}

@@ -13,8 +13,9 @@ import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
 import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
-import { SecretForm } from "./secret-form.js";
+import { SecretForm, secretCard } from "./secret-form.js";
 import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
+import { ToolRuns } from "./tool-group.js";
 import { jumpLink, lineage, successorLabel } from "./turn-links.js";
 
 export interface TurnActions {
@@ -52,6 +53,8 @@ export class TurnView {
   readonly #secretCards = new Map<string, { element: HTMLElement; slot: HTMLElement; name: string }>();
   readonly #secretForms = new Map<string, SecretForm>();
   readonly #fileEdits = new FileEdits();
+  /** Consecutive calls fold into a group (diffs stay in view, outside any). */
+  readonly #runs = new ToolRuns();
   readonly #permissions: PermissionCards;
   /** The `error` events shown, by message: the turn's final error is shown once, as its outcome. */
   readonly #errorNotes: { message: string; element: HTMLElement }[] = [];
@@ -191,7 +194,8 @@ export class TurnView {
         return;
       case "tool.started": {
         const card = toolCard(event, this.#fileEdits.diffsOf(event));
-        this.#add(card.element);
+        if (card.element.classList.contains("tool-edit")) this.#add(card.element);
+        else this.#runs.add(this.#tag(card.element), event.name, (each) => this.#body.append(each));
         this.#tools.set(event.toolId, card);
         this.#renderWaiting();
         return;
@@ -202,26 +206,8 @@ export class TurnView {
         return;
       }
       case "secret.requested": {
-        const slot = h("div", { class: "secret-slot" });
-        const element = this.#add(
-          h(
-            "section",
-            {
-              class: "secret-card",
-              "data-secret-request": event.requestId,
-              "aria-label": `Secret ${event.name}`,
-            },
-            h(
-              "div",
-              { class: "secret-title" },
-
-              "Secret requested: ",
-              h("code", {}, event.name),
-            ),
-            event.prompt ? h("p", { class: "secret-prompt" }, event.prompt) : null,
-            slot,
-          ),
-        );
+        const { element, slot } = secretCard(event);
+        this.#add(element);
         this.#secretCards.set(event.requestId, { element, slot, name: event.name });
         this.#actions.secretsChanged();
         return;
@@ -294,9 +280,15 @@ export class TurnView {
     this.#actions.waitingChanged();
   }
 
+  /** Shows `element` after everything else: a diff, a note or a card ends a run of calls. */
   #add<T extends HTMLElement>(element: T): T {
+    this.#runs.break();
+    this.#body.append(this.#tag(element));
+    return element;
+  }
+
+  #tag<T extends HTMLElement>(element: T): T {
     element.dataset.eventIndex = String(this.#applying);
-    this.#body.append(element);
     return element;
   }
 
