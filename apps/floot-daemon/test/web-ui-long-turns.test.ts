@@ -7,6 +7,7 @@ import {
   browserTestScope,
   openBrowser,
   openSessionPage,
+  saveScreenshot,
   screenshot,
   sendFromPage,
   signInPage,
@@ -34,7 +35,7 @@ function longTurnCalls(): ScriptedToolCall[] {
   calls.push({
     id: "toolu_bash_long",
     name: "Bash",
-    input: { command: "sleep 590", description: "wait", timeout: 600_000 },
+    input: { command: "timeout 590 tail -f /dev/null", description: "wait", timeout: 600_000 },
   });
   return calls;
 }
@@ -85,7 +86,7 @@ test("a long turn's calls fold into one group that counts them live and shows ea
   await expect(desktop.locator(".tool-group").getAttribute("open")).resolves.toBeNull();
   await expect(desktop.locator(".composer #stop-turn").isVisible()).resolves.toBe(true);
   await expect(desktop.locator(".turn-bar-note").textContent()).resolves.toBe("Turn #1 is running");
-  await screenshot(desktop, "grouped-turn");
+  await saveScreenshot(desktop, "grouped-turn");
 
   // After a reload the page applies each event once: the same group, each call once.
   await desktop.reload();
@@ -159,7 +160,7 @@ test("on a 390×844 phone the group fits the screen and Stop above the composer 
     .poll(() => grouped(phone), { timeout: 420_000 })
     .toEqual({ groups: 1, label, ids: calls.map((each) => each.id) });
   await expect(tooWide(phone)).resolves.toEqual([]);
-  await screenshot(phone, "grouped-turn-phone");
+  await saveScreenshot(phone, "grouped-turn-phone");
   await phone.locator(".tool-group > summary").click();
   await expect(tooWide(phone)).resolves.toEqual([]);
   // Scrolled to the top, Stop is still on screen, above the composer.

@@ -8,10 +8,11 @@ import type {
 import { ApiError, api, followTurn, GapError } from "./api.js";
 import { backoffMs, type Connection, sleep } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
-import { isActive } from "./format.js";
+import { activeWording, isActive } from "./format.js";
 import { OpenRequests } from "./open-requests.js";
 import { SessionHead } from "./session-head.js";
 import { SessionRules } from "./session-rules.js";
+import { sessionTotals } from "./session-totals.js";
 import { nearBottom, TurnBar } from "./turn-bar.js";
 import { TurnView } from "./turn-view.js";
 
@@ -42,6 +43,7 @@ export class SessionPage {
   readonly #composerNote: HTMLElement;
   #scrollPending = false;
   readonly #bar: TurnBar;
+  readonly #totals = h("p", { class: "session-totals muted", "aria-live": "polite" });
 
   constructor(root: HTMLElement, sessionId: string, connection: Connection) {
     this.#root = root;
@@ -87,6 +89,7 @@ export class SessionPage {
       this.#rules.element,
       this.#earlier,
       this.#list,
+      this.#totals,
       this.#composer,
     );
     void this.#run();
@@ -205,7 +208,13 @@ export class SessionPage {
     for (const view of this.#views.values()) view.update(view.record);
     await Promise.all([this.#requests.refresh(), this.#rules.refresh(session)]);
     this.#renderComposer();
+    this.#renderTotals(list.turns.length - shown.length);
     if (stick) this.#scrollToEnd();
+  }
+
+  #renderTotals(hidden: number): void {
+    const usages = [...this.#views.values()].map((view) => view.usage);
+    this.#totals.textContent = sessionTotals(usages, hidden);
   }
 
   #insert(view: TurnView): void {
@@ -220,6 +229,7 @@ export class SessionPage {
     const stick = nearBottom();
     if (!view.append(envelope)) return;
     const { event } = envelope;
+    if (event.type === "usage") this.#renderTotals(this.#turns.length - this.#views.size);
     if (event.type === "phase" || event.type === "terminal") {
       const phase = event.type === "phase" ? event.phase : event.outcome;
       const error = event.type === "terminal" ? event.error : view.record.error;
@@ -334,10 +344,3 @@ export class SessionPage {
     });
   }
 }
-
-const activeWording: Partial<Record<TurnRecord["phase"], string>> = {
-  accepted: "is starting",
-  spawning: "is starting",
-  running: "is running",
-  awaiting_secret: "waits for a secret",
-};

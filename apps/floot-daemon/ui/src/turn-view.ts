@@ -5,17 +5,19 @@ import {
   type SecretRequest,
   type TurnEventEnvelope,
   type TurnRecord,
+  type UsageEvent,
 } from "@bridgeworks/protocol";
 import { GapError } from "./api.js";
 import { type ApprovalActions, PermissionCards } from "./approval-card.js";
 import { cliLostCard, waitsOnCliLostDecision } from "./cli-lost-card.js";
 import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
-import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
+import { clockTime, isActive, isEnded, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm, secretCard } from "./secret-form.js";
 import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
 import { ToolRuns } from "./tool-group.js";
+import { TurnChanges } from "./turn-changes.js";
 import { jumpLink, lineage, successorLabel } from "./turn-links.js";
 
 export interface TurnActions {
@@ -43,6 +45,7 @@ export class TurnView {
   readonly element: HTMLElement;
   record: TurnRecord;
   nextIndex = 0;
+  usage: UsageEvent | undefined;
   readonly #actions: TurnActions;
   readonly #phase: HTMLElement;
   readonly #controls: HTMLElement;
@@ -55,6 +58,7 @@ export class TurnView {
   readonly #fileEdits = new FileEdits();
   /** Consecutive calls fold into a group (diffs stay in view, outside any). */
   readonly #runs = new ToolRuns();
+  readonly #changes = new TurnChanges();
   readonly #permissions: PermissionCards;
   /** The `error` events shown, by message: the turn's final error is shown once, as its outcome. */
   readonly #errorNotes: { message: string; element: HTMLElement }[] = [];
@@ -92,6 +96,7 @@ export class TurnView {
       h("div", { class: "prompt" }, record.input.prompt),
       this.#body,
       this.#outcome,
+      this.#changes.element,
       this.#usage,
     );
     this.update(record);
@@ -125,6 +130,7 @@ export class TurnView {
     }
     replaceChildren(this.#controls, buttons);
     this.#renderOutcome(successor);
+    this.#changes.render(isEnded(phase));
   }
 
   /** Applies `envelope` if it is the next one; false when it was already applied. */
@@ -193,7 +199,9 @@ export class TurnView {
         this.#fileEdits.admitted(event);
         return;
       case "tool.started": {
-        const card = toolCard(event, this.#fileEdits.diffsOf(event));
+        const diffs = this.#fileEdits.diffsOf(event);
+        const card = toolCard(event, diffs);
+        this.#changes.started(event.toolId, diffs);
         if (card.element.classList.contains("tool-edit")) this.#add(card.element);
         else this.#runs.add(this.#tag(card.element), event.name, (each) => this.#body.append(each));
         this.#tools.set(event.toolId, card);
@@ -203,6 +211,7 @@ export class TurnView {
       case "tool.completed": {
         const card = this.#tools.get(event.toolId);
         if (card) completeToolCard(card, event);
+        this.#changes.completed(event.toolId, event.isError === true);
         return;
       }
       case "secret.requested": {
@@ -234,6 +243,7 @@ export class TurnView {
         if (event.cacheRead) parts.push(`${tokens(event.cacheRead)} cached`);
         if (event.costUsd !== undefined) parts.push(`$${event.costUsd.toFixed(4)}`);
         this.#usage.textContent = parts.join(" · ");
+        this.usage = event;
         return;
       }
       case "warning":
