@@ -14,7 +14,8 @@ import { FlootWorld } from "./daemon-harness.js";
 
 // Issue 32, a turn's changes, in Debian's Chromium against the built daemon and real `claude` on the
 // model double: at the turn's end the page lists the files its edits changed, with +/− line counts,
-// from the diffs it already shows; an edit that failed changed nothing and is not listed.
+// from the diffs it already shows; an edit that failed changed nothing and is not listed. The session
+// page sums its turns' usage.
 
 const scope = browserTestScope();
 
@@ -61,7 +62,16 @@ test("at a turn's end the page lists the files it changed with their +/− count
   await expect(turn.locator('[data-tool-id="toolu_bad"] summary .chip').textContent()).resolves.toBe(
     "not applied",
   );
-  await saveScreenshot(turn.locator(".turn-changes"), "turn-changes");
+  // The session's totals: with one turn, its usage line.
+  const usage = await turn.locator(".usage").textContent();
+  expect(usage).toMatch(/ in · .* out/);
+  await expect
+    .poll(() => page.locator(".session-totals").textContent(), { timeout: 30_000 })
+    .toBe(`Session total (1 turn): ${usage}`);
+  await saveScreenshot(page, "turn-changes", {
+    from: turn.locator(".turn-changes"),
+    to: page.locator(".session-totals"),
+  });
 
   // The same after a reload, each file once.
   await page.reload();
