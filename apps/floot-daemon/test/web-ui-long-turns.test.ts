@@ -54,8 +54,15 @@ async function startLongTurn(viewport: { width: number; height: number; mobile?:
   mkdirSync(session.workspace, { recursive: true });
   for (const n of [0, 1, 2]) writeFileSync(join(session.workspace, `notes-${n}.txt`), `note ${n}\n`);
   scope.browser = await openBrowser(viewport);
-  await signInPage(scope.browser.page, w);
-  return { w, session, calls };
+  const { page } = scope.browser;
+  await signInPage(page, w);
+  await openSessionPage(page, w, session.id);
+  await sendFromPage(page, prompt);
+  // Counted live, as the calls come: the last one runs until the turn is stopped.
+  await expect
+    .poll(() => grouped(page), { timeout: 420_000 })
+    .toEqual({ groups: 1, label, ids: calls.map((each) => each.id) });
+  return { w, page, calls, turnId: (await w.turns(session.id))[0]!.id };
 }
 
 /** The group's label, and the ids of the calls it shows (each once). */
@@ -73,14 +80,7 @@ async function grouped(page: Page) {
 }
 
 test("a long turn's calls fold into one group that counts them live and shows each once after a reload; Esc closes it, then asks, then stops the turn; the jump link shows when events arrive below", async () => {
-  const { w, session, calls } = await startLongTurn({ width: 1100, height: 820 });
-  const desktop = scope.browser!.page;
-  await openSessionPage(desktop, w, session.id);
-  await sendFromPage(desktop, prompt);
-  await expect
-    .poll(() => grouped(desktop), { timeout: 420_000 })
-    .toEqual({ groups: 1, label, ids: calls.map((each) => each.id) });
-  const turnId = (await w.turns(session.id))[0]!.id;
+  const { w, page: desktop, calls, turnId } = await startLongTurn({ width: 1100, height: 820 });
   expect((await w.turn(turnId)).phase).toBe("running");
   // Closed by default: the calls take one line; Stop sits above the composer.
   await expect(desktop.locator(".tool-group").getAttribute("open")).resolves.toBeNull();
@@ -148,17 +148,7 @@ test("a long turn's calls fold into one group that counts them live and shows ea
 }, 600_000);
 
 test("on a 390×844 phone the group fits the screen and Stop above the composer stops the turn", async () => {
-  const { w, session, calls } = await startLongTurn({
-    width: 390,
-    height: 844,
-    mobile: true,
-  });
-  const phone = scope.browser!.page;
-  await openSessionPage(phone, w, session.id);
-  await sendFromPage(phone, prompt);
-  await expect
-    .poll(() => grouped(phone), { timeout: 420_000 })
-    .toEqual({ groups: 1, label, ids: calls.map((each) => each.id) });
+  const { w, page: phone, turnId } = await startLongTurn({ width: 390, height: 844, mobile: true });
   await expect(tooWide(phone)).resolves.toEqual([]);
   await saveScreenshot(phone, "grouped-turn-phone");
   await phone.locator(".tool-group > summary").click();
@@ -171,7 +161,6 @@ test("on a 390×844 phone the group fits the screen and Stop above the composer 
   expect(box.y).toBeGreaterThanOrEqual(0);
   await stop.click();
   await phone.locator('.turn[data-phase="cancelled"]').waitFor({ timeout: 90_000 });
-  const turnId = (await w.turns(session.id))[0]!.id;
   expect((await w.turn(turnId)).phase).toBe("cancelled");
   await expect(tooWide(phone)).resolves.toEqual([]);
 }, 600_000);
