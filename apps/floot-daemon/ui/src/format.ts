@@ -1,4 +1,4 @@
-import type { TurnPhase } from "@bridgeworks/protocol";
+import type { TurnPhase, TurnRecord } from "@bridgeworks/protocol";
 
 export const activePhases: readonly TurnPhase[] = ["accepted", "spawning", "running", "awaiting_secret"];
 export const retryablePhases: readonly TurnPhase[] = ["failed", "cancelled", "interrupted"];
@@ -69,3 +69,11 @@ export function toolLabel(name: string): string {
   const mcp = /^mcp__([^_]+(?:_[^_]+)*)__(.+)$/.exec(name);
   return mcp ? `${mcp[1]} · ${mcp[2]}` : name;
 }
+
+/** What the composer's note says an active turn is doing. */
+export const activeWording: Partial<Record<TurnRecord["phase"], string>> = {
+  accepted: "is starting",
+  spawning: "is starting",
+  running: "is running",
+  awaiting_secret: "waits for a secret",
+};

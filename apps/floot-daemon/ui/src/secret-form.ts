@@ -1,8 +1,26 @@
-import { type SecretRequest, type SubmitSecretResponse, secretValueMinLength } from "@bridgeworks/protocol";
+import {
+  type SecretRequest,
+  type SecretRequestedEvent,
+  type SubmitSecretResponse,
+  secretValueMinLength,
+} from "@bridgeworks/protocol";
 import { ApiError, api } from "./api.js";
 import { h, replaceChildren } from "./dom.js";
 
 let formCount = 0;
+
+/** A secret request in its turn; `slot` takes its form, or what became of it. */
+export function secretCard(event: SecretRequestedEvent): { element: HTMLElement; slot: HTMLElement } {
+  const slot = h("div", { class: "secret-slot" });
+  const element = h(
+    "section",
+    { class: "secret-card", "data-secret-request": event.requestId, "aria-label": `Secret ${event.name}` },
+    h("div", { class: "secret-title" }, "Secret requested: ", h("code", {}, event.name)),
+    event.prompt ? h("p", { class: "secret-prompt" }, event.prompt) : null,
+    slot,
+  );
+  return { element, slot };
+}
 
 /**
  * The answer to a `requestSecret` call. The value lives only in the password field until it is sent:

@@ -8,10 +8,12 @@ import type {
 import { ApiError, api, followTurn, GapError } from "./api.js";
 import { backoffMs, type Connection, sleep } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
-import { isActive } from "./format.js";
+import { activeWording, isActive } from "./format.js";
 import { OpenRequests } from "./open-requests.js";
 import { SessionHead } from "./session-head.js";
 import { SessionRules } from "./session-rules.js";
+import { sessionTotals } from "./session-totals.js";
+import { nearBottom, TurnBar } from "./turn-bar.js";
 import { TurnView } from "./turn-view.js";
 
 const shownTurnsStep = 20;
@@ -40,6 +42,8 @@ export class SessionPage {
   readonly #send: HTMLButtonElement;
   readonly #composerNote: HTMLElement;
   #scrollPending = false;
+  readonly #bar: TurnBar;
+  readonly #totals = h("p", { class: "session-totals muted", "aria-live": "polite" });
 
   constructor(root: HTMLElement, sessionId: string, connection: Connection) {
     this.#root = root;
@@ -76,6 +80,8 @@ export class SessionPage {
       this.#prompt,
       h("div", { class: "composer-row" }, this.#composerNote, this.#send),
     );
+    this.#bar = new TurnBar(this.#turnActions.cancel, () => this.#scrollToEnd(), this.#abort.signal);
+    this.#composer.prepend(this.#bar.element);
     replaceChildren(
       root,
       h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "← Sessions")),
@@ -83,6 +89,7 @@ export class SessionPage {
       this.#rules.element,
       this.#earlier,
       this.#list,
+      this.#totals,
       this.#composer,
     );
     void this.#run();
@@ -201,7 +208,13 @@ export class SessionPage {
     for (const view of this.#views.values()) view.update(view.record);
     await Promise.all([this.#requests.refresh(), this.#rules.refresh(session)]);
     this.#renderComposer();
+    this.#renderTotals(list.turns.length - shown.length);
     if (stick) this.#scrollToEnd();
+  }
+
+  #renderTotals(hidden: number): void {
+    const usages = [...this.#views.values()].map((view) => view.usage);
+    this.#totals.textContent = sessionTotals(usages, hidden);
   }
 
   #insert(view: TurnView): void {
@@ -216,6 +229,7 @@ export class SessionPage {
     const stick = nearBottom();
     if (!view.append(envelope)) return;
     const { event } = envelope;
+    if (event.type === "usage") this.#renderTotals(this.#turns.length - this.#views.size);
     if (event.type === "phase" || event.type === "terminal") {
       const phase = event.type === "phase" ? event.phase : event.outcome;
       const error = event.type === "terminal" ? event.error : view.record.error;
@@ -224,6 +238,7 @@ export class SessionPage {
       this.#renderComposer();
     }
     if (stick) this.#scrollToEnd();
+    else this.#bar.missed();
   }
 
   readonly #turnActions = {
@@ -290,6 +305,7 @@ export class SessionPage {
     const active = this.#turns.find((turn) => isActive(turn.phase));
     const queued = this.#turns.filter((turn) => turn.phase === "queued").length;
     this.#send.textContent = active ? "Queue" : "Send";
+    this.#bar.setActive(active);
     this.#composerNote.className = "muted";
     const doing = this.#views.get(active?.id ?? "")?.waitingForApproval
       ? "is waiting for your approval (the request is in the turn)"
@@ -327,15 +343,4 @@ export class SessionPage {
       window.scrollTo({ top: document.documentElement.scrollHeight });
     });
   }
-}
-
-const activeWording: Partial<Record<TurnRecord["phase"], string>> = {
-  accepted: "is starting",
-  spawning: "is starting",
-  running: "is running",
-  awaiting_secret: "waits for a secret",
-};
-
-function nearBottom(): boolean {
-  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 160;
 }

@@ -5,16 +5,19 @@ import {
   type SecretRequest,
   type TurnEventEnvelope,
   type TurnRecord,
+  type UsageEvent,
 } from "@bridgeworks/protocol";
 import { GapError } from "./api.js";
 import { type ApprovalActions, PermissionCards } from "./approval-card.js";
 import { cliLostCard, waitsOnCliLostDecision } from "./cli-lost-card.js";
 import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
-import { clockTime, isActive, phaseLabels, retryablePhases, tokens } from "./format.js";
+import { clockTime, isActive, isEnded, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
-import { SecretForm } from "./secret-form.js";
+import { SecretForm, secretCard } from "./secret-form.js";
 import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
+import { ToolRuns } from "./tool-group.js";
+import { TurnChanges } from "./turn-changes.js";
 import { jumpLink, lineage, successorLabel } from "./turn-links.js";
 
 export interface TurnActions {
@@ -42,6 +45,7 @@ export class TurnView {
   readonly element: HTMLElement;
   record: TurnRecord;
   nextIndex = 0;
+  usage: UsageEvent | undefined;
   readonly #actions: TurnActions;
   readonly #phase: HTMLElement;
   readonly #controls: HTMLElement;
@@ -52,6 +56,9 @@ export class TurnView {
   readonly #secretCards = new Map<string, { element: HTMLElement; slot: HTMLElement; name: string }>();
   readonly #secretForms = new Map<string, SecretForm>();
   readonly #fileEdits = new FileEdits();
+  /** Consecutive calls fold into a group (diffs stay in view, outside any). */
+  readonly #runs = new ToolRuns();
+  readonly #changes = new TurnChanges();
   readonly #permissions: PermissionCards;
   /** The `error` events shown, by message: the turn's final error is shown once, as its outcome. */
   readonly #errorNotes: { message: string; element: HTMLElement }[] = [];
@@ -89,6 +96,7 @@ export class TurnView {
       h("div", { class: "prompt" }, record.input.prompt),
       this.#body,
       this.#outcome,
+      this.#changes.element,
       this.#usage,
     );
     this.update(record);
@@ -122,6 +130,7 @@ export class TurnView {
     }
     replaceChildren(this.#controls, buttons);
     this.#renderOutcome(successor);
+    this.#changes.render(isEnded(phase));
   }
 
   /** Applies `envelope` if it is the next one; false when it was already applied. */
@@ -190,8 +199,11 @@ export class TurnView {
         this.#fileEdits.admitted(event);
         return;
       case "tool.started": {
-        const card = toolCard(event, this.#fileEdits.diffsOf(event));
-        this.#add(card.element);
+        const diffs = this.#fileEdits.diffsOf(event);
+        const card = toolCard(event, diffs);
+        this.#changes.started(event.toolId, diffs);
+        if (card.element.classList.contains("tool-edit")) this.#add(card.element);
+        else this.#runs.add(this.#tag(card.element), event.name, (each) => this.#body.append(each));
         this.#tools.set(event.toolId, card);
         this.#renderWaiting();
         return;
@@ -199,29 +211,12 @@ export class TurnView {
       case "tool.completed": {
         const card = this.#tools.get(event.toolId);
         if (card) completeToolCard(card, event);
+        this.#changes.completed(event.toolId, event.isError === true);
         return;
       }
       case "secret.requested": {
-        const slot = h("div", { class: "secret-slot" });
-        const element = this.#add(
-          h(
-            "section",
-            {
-              class: "secret-card",
-              "data-secret-request": event.requestId,
-              "aria-label": `Secret ${event.name}`,
-            },
-            h(
-              "div",
-              { class: "secret-title" },
-
-              "Secret requested: ",
-              h("code", {}, event.name),
-            ),
-            event.prompt ? h("p", { class: "secret-prompt" }, event.prompt) : null,
-            slot,
-          ),
-        );
+        const { element, slot } = secretCard(event);
+        this.#add(element);
         this.#secretCards.set(event.requestId, { element, slot, name: event.name });
         this.#actions.secretsChanged();
         return;
@@ -248,6 +243,7 @@ export class TurnView {
         if (event.cacheRead) parts.push(`${tokens(event.cacheRead)} cached`);
         if (event.costUsd !== undefined) parts.push(`$${event.costUsd.toFixed(4)}`);
         this.#usage.textContent = parts.join(" · ");
+        this.usage = event;
         return;
       }
       case "warning":
@@ -294,9 +290,15 @@ export class TurnView {
     this.#actions.waitingChanged();
   }
 
+  /** Shows `element` after everything else: a diff, a note or a card ends a run of calls. */
   #add<T extends HTMLElement>(element: T): T {
+    this.#runs.break();
+    this.#body.append(this.#tag(element));
+    return element;
+  }
+
+  #tag<T extends HTMLElement>(element: T): T {
     element.dataset.eventIndex = String(this.#applying);
-    this.#body.append(element);
     return element;
   }
 
