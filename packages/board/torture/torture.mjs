@@ -11,7 +11,12 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { runTorture, startCluster } from "./harness.mjs";
 
+// `pnpm torture -- …` hands the arguments on behind a `--` of its own.
+const args = process.argv.slice(2);
+while (args[0] === "--") args.shift();
+
 const { values } = parseArgs({
+  args,
   options: {
     store: { type: "string", default: "both" },
     trials: { type: "string", default: "1000" },
