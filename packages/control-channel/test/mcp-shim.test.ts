@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -18,6 +18,15 @@ import {
 } from "../src/index.js";
 import { deferred, exited, socketHolder, useChildren, useTempDirs } from "./helpers.js";
 import { echoProbe, echoServerFactory, type TurnContext } from "./mcp-helpers.js";
+
+/**
+ * As the daemon writes a rebind file: whole, at once (write, then rename). The shim takes the file as
+ * it reads it, so a half-written one would be taken and lost; the daemon never leaves one.
+ */
+async function writeRebindFile(path: string, text: string): Promise<void> {
+  await writeFile(`${path}.tmp`, text, { mode: 0o600 });
+  await rename(`${path}.tmp`, path);
+}
 
 const tempDir = useTempDirs();
 const track = useChildren();
@@ -238,9 +247,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     expect(shim.exitCodes).toEqual([]);
 
     const newBridge = await rawServer(join(dir, "new.sock"));
-    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }), {
-      mode: 0o600,
-    });
+    await writeRebindFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }));
     const after = await withTimeout(newBridge.connections, 10_000, () => "new bridge connection");
     await waitUntil(() => newBridge.received().includes('"id":3'), 5_000, "held call 3 sent");
     const sent = newBridge
@@ -285,9 +292,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     // The daemon dies before it answers (the keeper torture: a SIGTERM as Claude Code starts its MCP servers).
     before.destroy();
     const newBridge = await rawServer(join(dir, "new.sock"));
-    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }), {
-      mode: 0o600,
-    });
+    await writeRebindFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token: newToken }));
     const after = await withTimeout(newBridge.connections, 10_000, () => "new bridge connection");
     await waitUntil(() => newBridge.received().includes('"initialize"'), 5_000, "initialize sent again");
     const sent = newBridge
@@ -317,7 +322,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(shim.exitCodes).toEqual([]);
     const bridge = await rawServer(join(dir, "new.sock"));
-    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }), { mode: 0o600 });
+    await writeRebindFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }));
     await waitUntil(() => bridge.received().includes('"initialize"'), 10_000, "initialize sent");
     // Never sent before, so sent once, as the client wrote it (no replay of its own).
     expect(
@@ -337,7 +342,7 @@ describe("runShim across a daemon restart (rebind)", () => {
     const bridge = await rawServer(join(dir, "new.sock"));
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(shim.exitCodes).toEqual([]);
-    await writeFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }), { mode: 0o600 });
+    await writeRebindFile(rebindFile, JSON.stringify({ socket: join(dir, "new.sock"), token }));
     await waitUntil(() => bridge.received().includes(token), 10_000, "new token sent");
   }, 30_000);
 
