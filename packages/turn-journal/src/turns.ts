@@ -13,7 +13,8 @@ import { JournalError, parseInput } from "./errors.js";
 import { JournalArea } from "./journal-area.js";
 import { assertOwnerTransition } from "./phases.js";
 import { requireSession, requireTurn, requireTurnRow } from "./records.js";
-import { toTurnRecord } from "./rows.js";
+import { type TurnRow, toTurnRecord } from "./rows.js";
+import type { TurnWrites } from "./turn-writes.js";
 
 /**
  * Phases that describe the CLI process, committed at `streamSynchronous`: a power loss that could undo
@@ -116,36 +117,26 @@ export class JournalTurns extends JournalArea {
    * in one transaction. Idempotent. A turn with an effect is refused: it needs an explicit retry.
    */
   replayTurn(turnId: string, reason: TurnError): TurnRecord {
-    const validReason = parseInput(TurnError, reason, "reason");
-    this.buffer.flush();
-    const touched = this.connection.transaction(() => {
-      const existing = this.connection.sql.replayOf.get(turnId);
-      if (existing) return [existing.id];
-      const turn = requireTurnRow(this.connection, turnId);
-      if (!isActiveTurnPhase(turn.phase)) {
-        throw new JournalError(
-          "invalid_transition",
-          `turn ${turnId} is ${turn.phase}; only an accepted, spawning, running or awaiting_secret turn is replayed`,
-        );
-      }
-      if (turn.effects !== 0) {
-        throw new JournalError(
-          "turn_has_effects",
-          `turn ${turnId} has effects; replaying it could repeat them, retry it explicitly instead`,
-        );
-      }
-      const replayId = this.connection.newId();
-      this.writes.changeTurn(turn, { phase: "interrupted", error: validReason, continuedBy: replayId });
-      this.writes.insertTurn(
-        turn.session_id,
-        JSON.parse(turn.input) as TurnInput,
-        { attempt: turn.attempt + 1, replayOf: turn.id, retryOf: null },
-        replayId,
-      );
-      return [replayId, turn.id];
+    return this.#takeItsPlace(turnId, reason, {
+      existing: this.connection.sql.replayOf,
+      refusal: (turn) => {
+        if (!isActiveTurnPhase(turn.phase)) {
+          return new JournalError(
+            "invalid_transition",
+            `turn ${turnId} is ${turn.phase}; only an accepted, spawning, running or awaiting_secret turn is replayed`,
+          );
+        }
+        if (turn.effects !== 0) {
+          return new JournalError(
+            "turn_has_effects",
+            `turn ${turnId} has effects; replaying it could repeat them, retry it explicitly instead`,
+          );
+        }
+        return undefined;
+      },
+      input: (turn) => JSON.parse(turn.input) as TurnInput,
+      lineage: (turn) => ({ attempt: turn.attempt + 1, replayOf: turn.id, retryOf: null }),
     });
-    this.connection.feed.notify(touched);
-    return requireTurn(this.connection, touched[0]!);
   }
 
   /**
@@ -154,28 +145,48 @@ export class JournalTurns extends JournalArea {
    * the model), `attempt + 1` and `continues` takes its place, in one transaction. Idempotent.
    */
   continueTurn(turnId: string, reason: TurnError, prompt: string): TurnRecord {
-    const validReason = parseInput(TurnError, reason, "reason");
     const input = parseInput(TurnInput, { prompt }, "input");
+    return this.#takeItsPlace(turnId, reason, {
+      existing: this.connection.sql.continuationOf,
+      refusal: (turn) =>
+        isActiveTurnPhase(turn.phase)
+          ? undefined
+          : new JournalError(
+              "invalid_transition",
+              `turn ${turnId} is ${turn.phase}; only an unfinished turn is continued by itself`,
+            ),
+      input: () => input,
+      lineage: (turn) => ({ attempt: turn.attempt + 1, replayOf: null, retryOf: null, continues: turn.id }),
+    });
+  }
+
+  /**
+   * A replay's and a continuation's one transaction: the unfinished turn ends `interrupted` with
+   * `reason`, its terminal event naming the new turn, which takes its place. The successor it already
+   * has is returned instead (idempotent).
+   */
+  #takeItsPlace(
+    turnId: string,
+    reason: TurnError,
+    successor: {
+      existing: { get(turnId: string): TurnRow | undefined };
+      refusal(turn: TurnRow): JournalError | undefined;
+      input(turn: TurnRow): TurnInput;
+      lineage(turn: TurnRow): Parameters<TurnWrites["insertTurn"]>[2];
+    },
+  ): TurnRecord {
+    const validReason = parseInput(TurnError, reason, "reason");
     this.buffer.flush();
     const touched = this.connection.transaction(() => {
-      const existing = this.connection.sql.continuationOf.get(turnId);
+      const existing = successor.existing.get(turnId);
       if (existing) return [existing.id];
       const turn = requireTurnRow(this.connection, turnId);
-      if (!isActiveTurnPhase(turn.phase)) {
-        throw new JournalError(
-          "invalid_transition",
-          `turn ${turnId} is ${turn.phase}; only an unfinished turn is continued by itself`,
-        );
-      }
-      const continuationId = this.connection.newId();
-      this.writes.changeTurn(turn, { phase: "interrupted", error: validReason, continuedBy: continuationId });
-      this.writes.insertTurn(
-        turn.session_id,
-        input,
-        { attempt: turn.attempt + 1, replayOf: null, retryOf: null, continues: turn.id },
-        continuationId,
-      );
-      return [continuationId, turn.id];
+      const refusal = successor.refusal(turn);
+      if (refusal) throw refusal;
+      const successorId = this.connection.newId();
+      this.writes.changeTurn(turn, { phase: "interrupted", error: validReason, continuedBy: successorId });
+      this.writes.insertTurn(turn.session_id, successor.input(turn), successor.lineage(turn), successorId);
+      return [successorId, turn.id];
     });
     this.connection.feed.notify(touched);
     return requireTurn(this.connection, touched[0]!);
