@@ -14,7 +14,7 @@ export function gateHookTimeoutSeconds(gate: ToolGateSpec): number {
 
 /** The `sh -c` command line of the gate hook; it ends with 0 (run the call) or 2 (blocked) only. */
 export function gateHookShellCommand(gate: ToolGateSpec): string {
-  const argv = [gate.command, ...gate.args, String(gate.deadlineMs)].map(shellQuote).join(" ");
+  const argv = hookArgv(gate);
   return (
     `NODE_OPTIONS= ${argv}; s=$?; if [ "$s" -ne 0 ] && [ "$s" -ne 2 ]; then ` +
     `echo "floot: this tool call was NOT run: the gate hook failed (exit $s)" >&2; exit 2; fi; exit $s`
@@ -26,8 +26,12 @@ export function gateHookShellCommand(gate: ToolGateSpec): string {
  * model anything (the call already ran), so whatever it exits with, the command exits 0.
  */
 export function completionHookShellCommand(gate: ToolGateSpec): string {
-  const argv = [gate.command, ...gate.args, String(gate.deadlineMs)].map(shellQuote).join(" ");
-  return `NODE_OPTIONS= ${argv} >/dev/null 2>&1; exit 0`;
+  return `NODE_OPTIONS= ${hookArgv(gate)} >/dev/null 2>&1; exit 0`;
+}
+
+/** The hook program and its deadline, quoted for `sh -c`: the same for both hooks. */
+function hookArgv(gate: ToolGateSpec): string {
+  return [gate.command, ...gate.args, String(gate.deadlineMs)].map(shellQuote).join(" ");
 }
 
 function shellQuote(word: string): string {
