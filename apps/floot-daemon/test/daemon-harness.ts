@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectKeeper, fenceProcess } from "@bridgeworks/backend-adapters";
+import { connectKeeper, fenceCli } from "@bridgeworks/backend-adapters";
 import {
   type ModelDouble,
   type ScriptInput,
@@ -454,7 +454,7 @@ export class FlootWorld {
       try {
         for (const session of journal.sessions.listSessions()) {
           for (const turn of journal.turns.listTurns(session.id)) {
-            if (turn.process) await fenceProcess(turn.process).catch(() => undefined);
+            if (turn.process) await fenceCli(turn.process).catch(() => undefined);
           }
         }
         problems = journal.maintenance.checkConsistency().map((problem) => JSON.stringify(problem));

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import type { CliExit, CliLaunch, CliProcessHooks, RunningCli } from "./cli-launch.js";
+import { endSession } from "./cli-session.js";
 import {
   type CliSpawner,
   CliSpawnFailure,
@@ -120,7 +121,12 @@ export async function startCliProcess(
   else child.stdin.end();
 
   // As Node's `close`: the process has exited and both output pipes are closed.
-  const exited = Promise.all([child.exit, closed(child.stdout), closed(child.stderr)]).then(
+  // What the CLI started is ended with it (cli-session.ts), before its exit is told.
+  const ended = child.exit.then(async (status) => {
+    await endSession(identity);
+    return status;
+  });
+  const exited = Promise.all([ended, closed(child.stdout), closed(child.stderr)]).then(
     ([status]): CliExit => {
       if (lineTooLong === undefined) for (const line of splitter.end()) hooks.onLine(line);
       return {

@@ -33,6 +33,14 @@ export {
   startCliProcess,
 } from "./cli-process.js";
 export {
+  type EndSessionOptions,
+  endSession,
+  fenceCli,
+  linuxProcessTable,
+  type ProcessTable,
+  sessionMembers,
+} from "./cli-session.js";
+export {
   type CliExitStatus,
   type CliSpawner,
   CliSpawnFailure,
@@ -82,6 +90,7 @@ export {
   type ProcessStatus,
   type ProcessStatusReader,
   readProcessStatus,
+  readProcStat,
   signalProcessGroup,
 } from "./process-identity.js";
 export { lowerProcessPriority } from "./process-priority.js";

@@ -8,6 +8,7 @@ import {
   type KeptCliSpec,
   keeperProtocolVersion,
 } from "@bridgeworks/protocol";
+import { endSession } from "./cli-session.js";
 import { startChild } from "./cli-spawner.js";
 import { keeperProof, keeperProofHolds, mintKeeperNonce } from "./keeper-proof.js";
 import { defaultMaxLineBytes } from "./line-splitter.js";
@@ -250,7 +251,11 @@ export async function runKeeper(options: KeeperOptions): Promise<{ close(): Prom
     child.stdin.on("error", () => {});
     child.stdin.end(spec.stdin);
     const stdoutClosed = new Promise<void>((resolve) => child.stdout.once("close", () => resolve()));
-    const [status] = await Promise.all([child.exit, stdoutClosed]);
+    const status = await child.exit;
+    // Before the exit is told: a turn's end means nothing it started still runs (a helper holding
+    // stdout open would also hold the close back).
+    await endSession({ pid: entry.pid, startTime: entry.startTime });
+    await stdoutClosed;
     entry.exit = { code: status.code, signal: status.signal };
     if (entry.reader) pump(entry, entry.reader);
     armIdleExit();

@@ -15,6 +15,8 @@ export interface ProcessStatus {
   /** Exited but not yet reaped: it runs nothing, yet still holds its pid. */
   zombie: boolean;
   processGroup: number;
+  /** The session it belongs to (Linux only): a detached CLI leads its own, everything it started stays in it. */
+  session?: number;
 }
 
 export type ProcessStatusReader = (pid: number) => ProcessStatus | undefined;
@@ -24,8 +26,13 @@ export function readProcStat(pid: number): ProcessStatus {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   // The command name (field 2) is in parentheses and may itself hold spaces and parentheses.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // Fields 3 (state), 5 (process group) and 22 (start time, clock ticks since boot).
-  return { startTime: fields[19] ?? "", zombie: fields[0] === "Z", processGroup: Number(fields[2]) };
+  // Fields 3 (state), 5 (process group), 6 (session) and 22 (start time, clock ticks since boot).
+  return {
+    startTime: fields[19] ?? "",
+    zombie: fields[0] === "Z",
+    processGroup: Number(fields[2]),
+    session: Number(fields[3]),
+  };
 }
 
 /** Linux: /proc/<pid>/stat; elsewhere `ps -o stat=,pgid=,lstart=`. */

@@ -192,6 +192,31 @@ describe.each(spawners)("started %s", (_, deps) => {
     });
   });
 
+  describe("what the CLI started ends with it", () => {
+    // A helper in its own process group, inside the CLI's session, holding the CLI's stdout: as codex
+    // 0.171's sandbox fs-helper does. A process that left the session (setsid) is not the turn's.
+    const leaver = `perl -e 'my $p = fork; if (!$p) { setpgrp(0, 0); exec "sleep", "300" } print "grouped $p\\n"'
+      setsid sleep 300 </dev/null >/dev/null 2>&1 &
+      # Until setsid has run: the child is in this session before it does.
+      while [ "$(cut -d' ' -f6 /proc/$!/stat)" = "$$" ]; do sleep 0.05; done
+      echo "own $!"`;
+
+    test("a grouped-off child in the CLI's session is ended before the exit is told; one of its own session is left", async () => {
+      const { cli, lines } = await launch(leaver);
+      const exit = await cli.exited;
+      expect(exit.code).toBe(0);
+      const grouped = Number(lines.find((line) => line.startsWith("grouped "))?.slice(8));
+      const own = Number(lines.find((line) => line.startsWith("own "))?.slice(4));
+      try {
+        expect(grouped).toBeGreaterThan(1);
+        expect(isProcessAlive(grouped)).toBe(false);
+        expect(isProcessAlive(own)).toBe(true);
+      } finally {
+        for (const pid of [grouped, own]) if (pid > 1 && isProcessAlive(pid)) process.kill(pid, "SIGKILL");
+      }
+    });
+  });
+
   describe("recording the spawn", () => {
     test("a process whose identity could not be recorded is killed, and the error surfaces", async () => {
       let spawnedPid = 0;

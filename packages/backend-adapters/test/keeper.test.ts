@@ -167,6 +167,26 @@ describe("the CLI keeper", () => {
     ]);
   });
 
+  test("a child the CLI left in its session, in a process group of its own, ends before the exit is told", {
+    timeout: 40_000,
+  }, async () => {
+    const keeper = await open(places());
+    await keeper.spawn(
+      "t9",
+      spec(`perl -e 'my $p = fork; if (!$p) { setpgrp(0, 0); exec "sleep", "300" } print "grouped $p\\n"'`),
+    );
+    const heard: Heard = { lines: [] };
+    keeper.attach("t9", 0, sink(heard));
+    await waitUntil(() => heard.exit !== undefined, 30_000, "the CLI's exit");
+    const grouped = Number(heard.lines[0]?.text.replace("grouped ", ""));
+    try {
+      expect(grouped).toBeGreaterThan(1);
+      expect(isProcessAlive(grouped)).toBe(false);
+    } finally {
+      if (grouped > 1 && isProcessAlive(grouped)) process.kill(grouped, "SIGKILL");
+    }
+  });
+
   test("it lives in its own session, outliving the process that started it", async () => {
     const where = places();
     // A short-lived "daemon": starts the keeper, spawns a CLI, exits.

@@ -1,4 +1,4 @@
-import { type FenceOutcome, fenceProcess, findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
+import { type FenceOutcome, fenceCli, findProcessesBySpawnMarker } from "@bridgeworks/backend-adapters";
 import type { CliProcess, FlootStartTurns } from "@bridgeworks/protocol";
 import type { Logger } from "@bridgeworks/runtime";
 import {
@@ -62,7 +62,7 @@ export async function recoverTurns(
   logger: Logger,
   deps: RecoveryDeps = {},
 ): Promise<RecoveryReport> {
-  const fence = deps.fence ?? ((process) => fenceProcess(process));
+  const fence = deps.fence ?? ((process) => fenceCli(process));
   const findByMarker = deps.findProcessesBySpawnMarker ?? findProcessesBySpawnMarker;
   const kept = deps.kept ?? new Set<string>();
   const unfinished = journal.turns

@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { findProcessesBySpawnMarker, isSameProcess } from "@bridgeworks/backend-adapters";
+import { findProcessesBySpawnMarker, isSameProcess, sessionMembers } from "@bridgeworks/backend-adapters";
 import type { TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
 import { countEffects, type JournalView } from "./journal-view.js";
 import type { KillPoint } from "./points.js";
@@ -100,17 +100,16 @@ export function checkAfterSettle(
  */
 export async function checkCliSessionsGone(turns: readonly TurnRecord[], violate: Violate): Promise<void> {
   const clis = turns.flatMap((entry) => (entry.process ? [{ turn: entry.id, ...entry.process }] : []));
-  let left = sessionMembers(clis);
+  let left = sessionMembersOf(clis);
   const deadline = Date.now() + 5_000;
   while (left.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
-    left = sessionMembers(clis);
+    left = sessionMembersOf(clis);
   }
   for (const member of left) {
     violate(
       "orphan_process",
-      `${member.codexFsHelper ? `${codexFsHelperLeft}: ` : ""}pid ${member.pid} (${member.command}) is still in ` +
-        `the session of turn ${member.turn}'s CLI (pid ${member.session})`,
+      `pid ${member.pid} (${member.command}) is still in the session of turn ${member.turn}'s CLI (pid ${member.session})`,
     );
     try {
       process.kill(member.pid, "SIGKILL");
@@ -120,48 +119,25 @@ export async function checkCliSessionsGone(turns: readonly TurnRecord[], violate
   }
 }
 
-/**
- * How a violation names codex 0.171's sandbox fs-helper (`codex-linux-sandbox --codex-run-as-fs-helper`
- * under bwrap) left in its CLI's session: a leak of codex's that Floot does not end yet (issue 31's note).
- */
-export const codexFsHelperLeft = "codex's sandbox fs-helper left running";
-
-/**
- * The violations a torture sample counts: all but codex's fs-helper left running, which also happens
- * with no kill at all (a leak Floot does not end yet; `pnpm torture` still reports it).
- */
-export function countedViolations(violations: readonly Violation[]): Violation[] {
-  return violations.filter((violation) => !violation.detail.startsWith(codexFsHelperLeft));
-}
-
 interface SessionMember {
   pid: number;
   session: number;
   turn: string;
   command: string;
-  codexFsHelper: boolean;
 }
 
-/** Live processes whose session is one of the CLIs' and that started no earlier than it (not a reused pid). */
-function sessionMembers(clis: readonly { turn: string; pid: number; startTime: string }[]): SessionMember[] {
-  if (clis.length === 0) return [];
-  const members: SessionMember[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (fields[0] === "Z") continue;
-      const session = Number(fields[3]);
-      const cli = clis.find((each) => each.pid === session && Number(fields[19]) >= Number(each.startTime));
-      if (cli === undefined) continue;
-      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
-      const command = argv.slice(0, 2).join(" ").slice(0, 120);
-      const codexFsHelper = argv.includes("--codex-run-as-fs-helper");
-      members.push({ pid: Number(name), session, turn: cli.turn, command, codexFsHelper });
-    } catch {
-      // Gone meanwhile.
-    }
+function sessionMembersOf(
+  clis: readonly { turn: string; pid: number; startTime: string }[],
+): SessionMember[] {
+  return clis.flatMap((cli) =>
+    sessionMembers(cli).map((pid) => ({ pid, session: cli.pid, turn: cli.turn, command: commandOf(pid) })),
+  );
+}
+
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").slice(0, 2).join(" ").slice(0, 120);
+  } catch {
+    return "gone";
   }
-  return members;
 }
