@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FlootMoment } from "@bridgeworks/protocol";
 import { silentLogger } from "@bridgeworks/runtime";
-import { openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
+import { mayHaveRunError, openJournal, type TurnJournal } from "@bridgeworks/turn-journal";
 import { expect, test } from "vitest";
 import { Moments } from "../src/daemon/moments.js";
 
@@ -101,6 +101,31 @@ test("approvals, secrets and turn ends, once each, with the session's link; not 
         outcome: "completed",
         summary: "Turn 2 completed: again",
         url: `http://127.0.0.1:4321/#/s/${replayed.sessionId}`,
+      },
+    ]);
+  });
+});
+
+test("a turn ended waiting on a decision (a call may have run) is a decision, not a plain turn end", () => {
+  withJournal((j) => {
+    const moments = new Moments(j, silentLogger);
+    const heard: FlootMoment[] = [];
+    const stop = moments.subscribe((moment) => heard.push(moment));
+    const turn = runningTurn(j, "build it");
+    j.turns.transition(turn.id, {
+      phase: "interrupted",
+      error: mayHaveRunError([{ toolName: "Bash", inputPreview: '{"command":"make install"}' }]),
+    });
+    stop();
+    expect(heard.map(({ at, url, ...rest }) => rest)).toEqual([
+      {
+        kind: "decision",
+        session: turn.sessionId,
+        turn: turn.id,
+        outcome: "interrupted",
+        summary: expect.stringMatching(
+          /^Turn 1 waits on you: .*make install.*Run it again, skip it, or stop\.$/,
+        ),
       },
     ]);
   });

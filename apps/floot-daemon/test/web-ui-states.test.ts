@@ -66,7 +66,20 @@ test("a turn waiting on an approval reads 'waiting for your approval' in its chi
   await row.locator(".waiting-badge").waitFor({ timeout: 30_000 });
   await expect(row.locator(".session-turn .chip").textContent()).resolves.toBe("waiting for your approval");
   await expect(row.locator(".waiting-badge").textContent()).resolves.toBe("needs approval");
-  const box = async (locator: Locator) => (await locator.boundingBox())!;
+  // A change the list hears re-renders the row: measure the one that is there (CI measured a detached one).
+  const box = async (locator: Locator) => {
+    let found: Awaited<ReturnType<Locator["boundingBox"]>> = null;
+    await expect
+      .poll(
+        async () => {
+          found = await locator.boundingBox();
+          return found !== null;
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(true);
+    return found!;
+  };
   const rowBox = await box(row);
   const badgeBox = await box(row.locator(".waiting-badge"));
   const title = row.locator(".session-title");

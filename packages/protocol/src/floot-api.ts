@@ -256,7 +256,8 @@ export type FlootSessionChange = z.infer<typeof FlootSessionChange>;
  */
 export const FlootMoment = lazySchema(() =>
   z.strictObject({
-    kind: z.enum(["approval", "secret", "turn_ended"]),
+    /** `decision`: a turn ended waiting on a person, a call of it may have run (`may_have_run`). */
+    kind: z.enum(["approval", "secret", "decision", "turn_ended"]),
     session: JournalId,
     turn: JournalId,
     request: JournalId.optional(),

@@ -68,8 +68,9 @@ export const SessionPageQuery = lazySchema(() =>
 export type SessionPageQuery = z.infer<typeof SessionPageQuery>;
 
 /**
- * One page of the sessions waiting on a person (an open permission or secret request), the longest
- * waiting first: `cursor` is the `nextCursor` of the page before.
+ * One page of the sessions waiting on a person (an open permission or secret request, or a decision on
+ * a turn whose call may have run), the longest waiting first: `cursor` is the `nextCursor` of the page
+ * before.
  */
 export const WaitingSessionPageQuery = lazySchema(() =>
   z.strictObject({

@@ -356,6 +356,17 @@ const migrations: readonly Migration[] = [
         END;
     `,
   },
+  {
+    version: 12,
+    // A turn interrupted with a call that may have run waits on a person's decision, as a request
+    // does: the list of sessions waiting on a person walks these from its cursor on, in order.
+    sql: `
+      CREATE INDEX turns_awaiting_decision ON turns (ended_at, id)
+        WHERE phase = 'interrupted' AND error_code = 'may_have_run' AND cli_lost_decision IS NULL;
+      CREATE INDEX turns_awaiting_decision_of_session ON turns (session_id, ended_at)
+        WHERE phase = 'interrupted' AND error_code = 'may_have_run' AND cli_lost_decision IS NULL;
+    `,
+  },
 ];
 
 export const latestSchemaVersion = migrations.at(-1)?.version ?? 0;

@@ -87,8 +87,9 @@ export class JournalSessions extends JournalArea {
 
   /**
    * One keyset page of the sessions waiting on a person (an open permission or secret request, pending
-   * or orphaned), the longest waiting first: each once, at its oldest open request. Read through the
-   * partial indexes of open requests, whatever the number of sessions.
+   * or orphaned, or a latest turn interrupted with `may_have_run` and undecided), the longest waiting
+   * first: each once, at its oldest. Read through partial indexes of what is open, whatever the number
+   * of sessions.
    */
   listWaitingSessionPage(query: WaitingSessionPageQuery = {}): WaitingSessionPage {
     const valid = parseInput(WaitingSessionPageQuery, query, "query");

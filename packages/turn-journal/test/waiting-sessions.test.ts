@@ -1,6 +1,7 @@
 import type { DecisionActor, TurnEventEnvelope } from "@bridgeworks/protocol";
 import Database from "better-sqlite3";
 import { describe, expect, test } from "vitest";
+import { applyRecovery, defaultRecoveryPolicy, planRecovery } from "../src/recovery.js";
 import { WaitingSessions } from "../src/waiting-sessions.js";
 import { createTestJournal, runningTurn } from "./helpers.js";
 
@@ -63,28 +64,79 @@ describe("sessions waiting on a person", () => {
     expect(() => journal.sessions.listWaitingSessionPage({ limit: 0 })).toThrow(/limit/);
   });
 
-  test("a page reads the partial indexes of open requests from its cursor on, merged in order, never a scan", () => {
+  test("a turn whose call may have run waits on a decision: listed at its end, among requests, until decided or moved past", () => {
+    const { journal, clock } = createTestJournal();
+    const policy = { ...defaultRecoveryPolicy, withEffects: "continue" as const };
+    const asking = runningTurn(journal);
+    clock.skip(1000);
+    const cut = [runningTurn(journal), runningTurn(journal), runningTurn(journal)];
+    for (const [index, turn] of cut.entries())
+      journal.gate.admitToolCall(turn.id, {
+        toolCallId: `toolu_${index}`,
+        toolName: "Bash",
+        inputPreview: '{"command":"make"}',
+        effectFree: false,
+      });
+    clock.skip(1000);
+    journal.permissions.requestPermission(asking.id, permission("p"));
+    clock.skip(1000);
+    // The asking turn's session runs on; the other three are cut: each waits on a decision.
+    const callsOf = (turnId: string) => journal.gate.listToolAdmissions(turnId);
+    const unfinished = cut.map((turn) => journal.turns.getTurn(turn.id)!);
+    applyRecovery(journal, planRecovery(unfinished, policy, callsOf));
+    const ids = () => journal.sessions.listWaitingSessionPage().sessions.map((each) => each.session.id);
+    const decisionSince = journal.turns.getTurn(cut[0]!.id)!.endedAt;
+    expect(journal.sessions.listWaitingSessionPage().sessions[1]?.since).toBe(decisionSince);
+    expect(ids()).toEqual([asking.sessionId, ...cut.map((turn) => turn.sessionId)]);
+    const paged = journal.sessions.listWaitingSessionPage({ limit: 2 });
+    expect(
+      journal.sessions
+        .listWaitingSessionPage({ limit: 2, cursor: paged.nextCursor! })
+        .sessions.map((each) => each.session.id),
+    ).toEqual([cut[1]!.sessionId, cut[2]!.sessionId]);
+
+    // Decided: no longer waiting. Moved past (a new turn sent in its session): neither.
+    journal.turns.decideCliLost(cut[0]!.id, "skip", "skip it");
+    journal.turns.submitTurn(cut[1]!.sessionId, { prompt: "something else" });
+    expect(ids()).toEqual([asking.sessionId, cut[2]!.sessionId]);
+  });
+
+  test("a page reads the partial indexes of what is open from its cursor on, merged in order, never a scan", () => {
     const { journal, path } = createTestJournal();
     runningTurn(journal);
     journal.maintenance.close();
     const db = new Database(path, { readonly: true });
     try {
       const plan = (
-        db.prepare(`EXPLAIN QUERY PLAN ${WaitingSessions.sql}`).all(0, "", 0, "", 1) as { detail: string }[]
+        db.prepare(`EXPLAIN QUERY PLAN ${WaitingSessions.sql}`).all(0, "", 0, "", 0, "", 1) as {
+          detail: string;
+        }[]
       ).map((row) => row.detail);
-      // Each side reads its open requests from the cursor on, in order; the two are merged, not sorted.
+      // Each side reads what is open from the cursor on, in order; the three are merged, not sorted.
       expect(plan).toContain("MERGE (UNION ALL)");
-      expect(plan.filter((step) => step.startsWith("SEARCH p") || step.startsWith("SEARCH s"))).toEqual([
+      expect(plan.filter((step) => /^SEARCH [pst] /.test(step))).toEqual([
         "SEARCH p USING INDEX permission_requests_open_since ((created_at,id)>(?,?))",
         "SEARCH s USING INDEX secret_requests_open_since ((created_at,id)>(?,?))",
+        "SEARCH t USING INDEX turns_awaiting_decision ((ended_at,id)>(?,?))",
       ]);
-      // The older-request checks are lookups of one session's open requests.
+      // The older-request checks are lookups of one session's open requests and undecided turns.
+      const ofSession = [
+        "SEARCH o USING INDEX permission_requests_open_of_session (session_id=? AND created_at<?)",
+        "SEARCH o USING INDEX secret_requests_open (session_id=? AND created_at<?)",
+        "SEARCH o USING INDEX turns_awaiting_decision_of_session (session_id=? AND ended_at<?)",
+      ];
       expect(plan.filter((step) => step.startsWith("SEARCH o"))).toEqual([
-        "SEARCH o USING INDEX permission_requests_open_of_session (session_id=? AND created_at<?)",
-        "SEARCH o USING INDEX secret_requests_open (session_id=? AND created_at<?)",
-        "SEARCH o USING INDEX permission_requests_open_of_session (session_id=? AND created_at<?)",
-        "SEARCH o USING INDEX secret_requests_open (session_id=? AND created_at<?)",
+        ...ofSession,
+        ...ofSession,
+        ...ofSession,
       ]);
+      // "Still its session's latest turn" is a lookup of that session's later turns.
+      expect(plan.filter((step) => step.startsWith("SEARCH later")).length).toBeGreaterThan(0);
+      expect(
+        plan
+          .filter((step) => step.startsWith("SEARCH later"))
+          .every((step) => step.includes("(session_id=? AND seq>?)")),
+      ).toBe(true);
       expect(plan.filter((step) => step.startsWith("SCAN"))).toEqual([]);
       expect(plan.some((step) => step.includes("TEMP B-TREE"))).toBe(false);
     } finally {

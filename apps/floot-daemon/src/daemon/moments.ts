@@ -1,4 +1,9 @@
-import type { FlootMoment, TurnEventEnvelope, TurnRecord } from "@bridgeworks/protocol";
+import {
+  type FlootMoment,
+  mayHaveRunErrorCode,
+  type TurnEventEnvelope,
+  type TurnRecord,
+} from "@bridgeworks/protocol";
 import { describeError, type Logger } from "@bridgeworks/runtime";
 import type { TurnJournal } from "@bridgeworks/turn-journal";
 
@@ -12,7 +17,7 @@ export interface MomentSource {
 /**
  * The moments a person may want to hear of, from the journal's own events as they commit: a
  * `permission.requested` (an approval), a `secret.requested`, a `terminal` (a turn ended; not one a
- * replay carries on). Each is heard once, live: nothing committed before a listener subscribed, so a
+ * replay carries on; a `decision` when it ended waiting on one, `may_have_run`). Each is heard once, live: nothing committed before a listener subscribed, so a
  * restart announces no request again, and the turns its recovery ended are not announced.
  */
 export class Moments implements MomentSource {
@@ -101,6 +106,13 @@ export function momentOf(
       };
     case "terminal":
       if (event.continuedBy !== undefined) return undefined;
+      if (event.error?.code === mayHaveRunErrorCode)
+        return {
+          kind: "decision",
+          ...base,
+          outcome: event.outcome,
+          summary: oneLine(`Turn ${turn.seq} waits on you: ${event.error.message}`),
+        };
       return {
         kind: "turn_ended",
         ...base,

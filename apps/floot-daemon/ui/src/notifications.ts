@@ -8,6 +8,7 @@ const settingKey = "floot.notifications";
 const titles: Record<FlootMoment["kind"], string> = {
   approval: "Floot: approval needed",
   secret: "Floot: a secret is asked for",
+  decision: "Floot: a call may have run; decide",
   turn_ended: "Floot: a turn ended",
 };
 
@@ -74,7 +75,10 @@ export class Notifications {
 
   #notify(moment: FlootMoment): void {
     if (document.visibilityState !== "hidden" || permission() !== "granted") return;
-    const key = moment.kind === "turn_ended" ? `turn:${moment.turn}` : `${moment.kind}:${moment.request}`;
+    const key =
+      moment.kind === "turn_ended" || moment.kind === "decision"
+        ? `turn:${moment.turn}`
+        : `${moment.kind}:${moment.request}`;
     if (this.#shown.has(key)) return;
     this.#shown.add(key);
     const notification = new Notification(titles[moment.kind], { body: moment.summary, tag: key });

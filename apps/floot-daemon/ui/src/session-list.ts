@@ -10,14 +10,14 @@ import type { Connection } from "./connection.js";
 import { h, replaceChildren } from "./dom.js";
 import type { ChangeStream } from "./session-changes.js";
 import { sessionRow } from "./session-row.js";
-import { noneWaiting, type Waiting, waitCount, waitingSince } from "./waiting.js";
+import { noneWaiting, type Waiting, waitCount, waitingOf, waitingSince } from "./waiting.js";
 
 const pageSize = 50;
 const statuses: readonly SessionStatus[] = ["idle", "provisioning", "running", "stopped"];
 
 /**
  * The sessions list: first the inbox, the sessions waiting on a person (an open permission or secret
- * request), the longest waiting first, read from `GET /v1/overview?waiting=true` whatever page they are
+ * request, or a decision on a call that may have run), the longest waiting first, read from `GET /v1/overview?waiting=true` whatever page they are
  * on; then every other session, one page at a time from `GET /v1/overview` (newest first, `status` and
  * `q` filters applied by the daemon, "Show more" follows `nextCursor`). Both are kept current by
  * `GET /v1/changes` instead of polling: a session moves into the inbox when it starts waiting and back
@@ -134,7 +134,7 @@ export class SessionList {
     if (!overview) return false;
     const waiting = waitingBySession(overview);
     for (const summary of overview.sessions) {
-      const each = waiting.get(summary.session.id) ?? noneWaiting;
+      const each = waitingOf(summary, waiting.get(summary.session.id));
       if (waitCount(each) === 0) continue;
       this.#waiting.set(summary.session.id, each);
       if (this.#matches(summary)) this.#placeInInbox(summary, each);
@@ -155,7 +155,7 @@ export class SessionList {
     const waiting = waitingBySession(overview);
     for (const summary of overview.sessions) {
       const id = summary.session.id;
-      const each = waiting.get(id) ?? noneWaiting;
+      const each = waitingOf(summary, waiting.get(id));
       if (waitCount(each) > 0) {
         this.#waiting.set(id, each);
         this.#placeInInbox(summary, each);
@@ -195,7 +195,7 @@ export class SessionList {
    */
   #apply({ summary, secretRequests, permissionRequests }: FlootSessionChange): void {
     const id = summary.session.id;
-    const waiting: Waiting = { secrets: secretRequests, permissions: permissionRequests };
+    const waiting = waitingOf(summary, { secrets: secretRequests, permissions: permissionRequests });
     const waits = waitCount(waiting) > 0;
     if (waits) this.#waiting.set(id, waiting);
     else this.#waiting.delete(id);

@@ -47,11 +47,25 @@ export function toolCard(event: ToolStartedEvent, diffs: readonly FileDiff[] | u
   return { element, status, result, completed: false };
 }
 
-/** A call still running says so, or that it waits for a person's decision on it. */
-export function setToolWaiting(card: ToolCard, waiting: boolean): void {
+/**
+ * What a call without a result is: running, waiting for a person's approval, or, once its turn ended
+ * without its result, `may_have_run` (its CLI was gone mid-call) or no result at all.
+ */
+export type OpenCallState = "running" | "waiting" | "may_have_run" | "no_result";
+
+const openCallChips: Record<OpenCallState, [string, string]> = {
+  running: ["chip-running", "running"],
+  waiting: ["chip-waiting", "waiting for your approval"],
+  may_have_run: ["chip-waiting", "may have run"],
+  no_result: ["chip-waiting", "no result"],
+};
+
+export function setOpenCallState(card: ToolCard, state: OpenCallState): void {
   if (card.completed) return;
-  card.status.className = `chip ${waiting ? "chip-waiting" : "chip-running"}`;
-  card.status.textContent = waiting ? "waiting for your approval" : "running";
+  const [chip, text] = openCallChips[state];
+  card.status.className = `chip ${chip}`;
+  card.status.textContent = text;
+  card.element.dataset.callState = state;
 }
 
 /**

@@ -15,7 +15,13 @@ import { FileEdits } from "./file-edits.js";
 import { clockTime, isActive, isEnded, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm, secretCard } from "./secret-form.js";
-import { completeToolCard, setToolWaiting, type ToolCard, toolCard } from "./tool-card.js";
+import {
+  completeToolCard,
+  type OpenCallState,
+  setOpenCallState,
+  type ToolCard,
+  toolCard,
+} from "./tool-card.js";
 import { ToolRuns } from "./tool-group.js";
 import { TurnChanges } from "./turn-changes.js";
 import { jumpLink, lineage, successorLabel } from "./turn-links.js";
@@ -274,15 +280,21 @@ export class TurnView {
   }
 
   /**
-   * The phase chip, and each running call's status: "waiting for your approval" while a request of this
-   * running turn is open, not "running".
+   * The phase chip, and the status of each call without a result: "waiting for your approval" while a
+   * request of this running turn is open, not "running"; never "running" once the turn ended.
    */
   #renderWaiting(): void {
-    const { phase } = this.record;
+    const { phase, error } = this.record;
     const waiting = isActive(phase) ? this.#permissions.waiting() : undefined;
     this.#phase.className = `chip phase-${waiting ? "awaiting_approval" : phase}`;
     this.#phase.textContent = waiting ? "waiting for your approval" : phaseLabels[phase];
-    for (const [toolId, card] of this.#tools) setToolWaiting(card, waiting?.has(toolId) === true);
+    const ended: OpenCallState | undefined = isActive(phase)
+      ? undefined
+      : error?.code === mayHaveRunErrorCode
+        ? "may_have_run"
+        : "no_result";
+    for (const [toolId, card] of this.#tools)
+      setOpenCallState(card, ended ?? (waiting?.has(toolId) === true ? "waiting" : "running"));
     if (this.#waiting === (waiting !== undefined)) return;
     this.#waiting = waiting !== undefined;
     if (this.#waiting) this.element.dataset.waiting = "approval";
