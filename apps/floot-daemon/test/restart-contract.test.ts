@@ -14,7 +14,7 @@ import type {
   TurnEventEnvelope,
   TurnRecord,
 } from "@bridgeworks/protocol";
-import { waitUntil } from "@bridgeworks/test-harness";
+import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   bundlePath,
@@ -602,4 +602,21 @@ describe.each(backends)("restart/reconnect contract: %s", (backend) => {
     await w.waitForEnd(r1.id);
     expect(await w.turns(failing.id)).toHaveLength(2);
   });
+});
+
+test("a SIGTERM the moment daemon.json is written (a restart right after a start) stops it cleanly: exit 0, no daemon.json left, its idle keeper ended", async () => {
+  world = await FlootWorld.create("claude", { steps: [] });
+  const w = world;
+  // Held right after daemon.json is written, before the start returns: a client already takes it for ready.
+  const daemon = await w.startDaemon({}, { "daemon:announced": { action: "hold", ms: 3_000 } });
+  const keeper = await w.keeperPid();
+  expect(keeper).toBeGreaterThan(1);
+  process.kill(daemon.process.pid, "SIGTERM");
+  const exit = await daemon.process.exited;
+  w.daemon = undefined;
+  expect(exit, daemon.process.stderr()).toMatchObject({ code: 0, signal: null });
+  expect(daemon.process.stderr()).toContain('"message":"stopping"');
+  expect(w.readDaemonFile()).toBeUndefined();
+  // A keeper that keeps nothing ends with a clean stop (it would linger 30 s after a daemon cut short).
+  await waitUntil(() => !isProcessAlive(keeper!), 10_000, "the idle keeper ended with the daemon's stop");
 });

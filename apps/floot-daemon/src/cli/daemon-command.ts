@@ -98,6 +98,14 @@ export const daemonCommand = defineCommand<FlootContext>()({
     // The journal holds prompts and transcripts of work: nothing the daemon creates is for other users.
     process.umask(0o077);
     const logger = createLogger({ component: "floot-daemon", write: streamSink(context.stderr) });
+    // Heard from before the start: a client takes the daemon for ready once `daemon.json` is written,
+    // before the start returns, and a SIGTERM then (a restart right after a start) must still stop it
+    // cleanly, its turns left to the keeper, not end it where it stands. It stops once started.
+    let stopWhenStarted: NodeJS.Signals | undefined;
+    let stop = (signal: NodeJS.Signals) => {
+      stopWhenStarted = signal;
+    };
+    const stopHeard = onStopSignal(context.signals, (signal) => stop(signal));
     // Loaded here, not by the command table: no other command pays for the daemon (or SQLite).
     const { startDaemon } = await import("../daemon/daemon.js");
     const daemon = await startDaemon({
@@ -109,16 +117,20 @@ export const daemonCommand = defineCommand<FlootContext>()({
       settings,
       logger,
       ...(context.uiDir !== undefined && { uiDir: context.uiDir }),
+    }).catch((error: unknown) => {
+      stopHeard();
+      throw error;
     });
     context.stderr.write(
       `floot daemon listening on http://127.0.0.1:${daemon.port} (state: ${stateDir}, generation ${daemon.generation})\n`,
     );
     if (options["sign-in-link"]) printSignInLink(daemon.signInLink, context.stderr);
     return await new Promise<number>((resolve) => {
-      onStopSignal(context.signals, (signal) => {
+      stop = (signal) => {
         logger.info("stopping", { signal });
         void daemon.stop().then(() => resolve(0));
-      });
+      };
+      if (stopWhenStarted !== undefined) stop(stopWhenStarted);
     });
   },
 });

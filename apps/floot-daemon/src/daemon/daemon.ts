@@ -318,6 +318,7 @@ async function startLocked(
   await writePrivateFileAtomic(daemonFilePath, `${JSON.stringify(daemonFile)}\n`);
   await writeLastPort(join(stateDir, lastPortFileName), api.port);
   cleanups.push(() => removeOwnDaemonFile(daemonFilePath));
+  trace("daemon:announced", { generation });
   logger.info("daemon ready", {
     port: api.port,
     generation,

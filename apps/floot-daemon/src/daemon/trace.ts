@@ -28,6 +28,8 @@ export const tracePoints = [
   "recovery:fenced",
   /** Recovery applied one decision (more may follow). */
   "recovery:applied",
+  /** `daemon.json` is written (clients take the daemon for ready); the start has not returned yet. */
+  "daemon:announced",
 ] as const;
 export type TracePoint = (typeof tracePoints)[number];
 

@@ -195,6 +195,10 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
           phases: record.phases,
           effects: record.effectLines,
           violations: record.violations.length,
+          // What was violated, as it happened: a long run's first finding is read without waiting for its end.
+          ...(record.violations.length > 0 && {
+            found: record.violations.map(({ invariant, detail }) => `${invariant}: ${detail}`),
+          }),
           ms: record.ms,
           steps: record.steps,
           ...(record.keeper && { keeper: record.keeper }),
