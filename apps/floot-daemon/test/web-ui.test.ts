@@ -89,7 +89,7 @@ function rawRequest(
 
 describe("web UI", () => {
   test("1+6. the floot open link signs in once; the page's access token is bound to its origin, kept in no storage; the stored token opens nothing; no cookie exists", async () => {
-    const w = await setUp({ steps: [] });
+    const w = await setUp({ steps: [textReply("[first]", "FIRST REPLY")] });
     const base = baseOf(w);
     const port = w.daemon!.file.port;
     // The page itself holds no secret; without a token the API refuses.
@@ -207,12 +207,28 @@ describe("web UI", () => {
     expect(await rawRequest(port, "/v1/sessions", { ...json, ...bearer }, "POST", body)).toBe(201);
     expect(await rawRequest(port, "/v1/ui/login-codes", { ...bearer, origin: base }, "POST")).toBe(403);
 
-    // The new-session form works from the page (same origin).
+    // The new-session form works from the page (same origin); it comes first, before the list, and its
+    // first prompt is sent as the session's first turn.
+    await expect(
+      page
+        .locator(".new-session")
+        .evaluate(
+          (form) =>
+            (form.compareDocumentPosition(document.querySelector("#all-sessions")!) &
+              Node.DOCUMENT_POSITION_FOLLOWING) !==
+            0,
+        ),
+    ).resolves.toBe(true);
+    await page.getByText("Options: model, workspace, sandbox").click();
     await page.getByLabel("Workspace").fill(join(w.env.root, "ws-from-form"));
+    await page.getByLabel("First prompt").fill("[first] say hello");
     await page.getByRole("button", { name: "Create session" }).click();
     await page.locator(".session-head h1 code").waitFor();
+    await page.getByText("FIRST REPLY").waitFor({ timeout: 90_000 });
     const created = (await w.client.request<{ sessions: FlootSession[] }>("GET", "/v1/sessions")).sessions;
-    expect(created.map((s) => s.workspace)).toContain(join(w.env.root, "ws-from-form"));
+    const fromForm = created.find((s) => s.workspace === join(w.env.root, "ws-from-form"));
+    expect(fromForm).toBeDefined();
+    expect((await w.turns(fromForm!.id)).map((turn) => turn.input.prompt)).toEqual(["[first] say hello"]);
     expect(page.url()).toMatch(/#\/s\//);
   });
 

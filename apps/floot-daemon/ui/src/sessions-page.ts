@@ -9,8 +9,9 @@ import type { ChangeStream } from "./session-changes.js";
 import { SessionList } from "./session-list.js";
 
 /**
- * The full-text search (search-panel.ts), the sessions list (the inbox first, paged, searchable by
- * title, pushed changes; see session-list.ts), the notifications' control and the new-session form.
+ * The new-session form first (with an optional first prompt, sent as its first turn), then the
+ * full-text search (search-panel.ts) and the sessions list (the inbox first, paged, searchable by
+ * title, pushed changes; see session-list.ts), and the notifications' control.
  */
 export class SessionsPage {
   readonly #list: SessionList;
@@ -35,9 +36,9 @@ export class SessionsPage {
         h("h1", { tabindex: "-1" }, "Sessions"),
         this.#notifyControl,
       ),
+      this.#newSessionForm(),
       new SearchPanel().element,
       this.#list.element,
-      this.#newSessionForm(),
     );
   }
 
@@ -47,6 +48,13 @@ export class SessionsPage {
   }
 
   #newSessionForm(): HTMLElement {
+    const prompt = h("textarea", {
+      id: "new-prompt",
+      class: "input",
+      name: "prompt",
+      rows: 2,
+      placeholder: "Optional: what the agent should do first",
+    });
     const backend = h(
       "select",
       { id: "new-backend", class: "input", name: "backend" },
@@ -133,60 +141,80 @@ export class SessionsPage {
             if (unconfined.checked) body.sandbox = { enabled: false };
             else if (allowedHosts.length > 0) body.sandbox = { enabled: true, allowedHosts };
             submit.disabled = true;
+            const said = (error: unknown) =>
+              error instanceof ApiError ? error.message : "The daemon is not answering; try again.";
+            let session: FlootSession;
             try {
-              const session = await api<FlootSession>("POST", "/v1/sessions", body);
+              session = await api<FlootSession>("POST", "/v1/sessions", body);
+            } catch (error) {
+              this.#formNote.textContent = said(error);
+              this.#formNote.className = "is-error";
+              submit.disabled = false;
+              return;
+            }
+            const first = prompt.value.trim();
+            try {
+              if (first)
+                await api("POST", `/v1/sessions/${encodeURIComponent(session.id)}/turns`, { prompt: first });
               location.hash = `#/s/${encodeURIComponent(session.id)}`;
             } catch (error) {
-              this.#formNote.textContent =
-                error instanceof ApiError ? error.message : "The daemon is not answering; try again.";
+              // The session stands (the list shows it); its first prompt stays here to send again there.
+              this.#formNote.textContent = `Session ${session.id.slice(0, 8)} was created, but its first prompt was not sent: ${said(error)}`;
               this.#formNote.className = "is-error";
             } finally {
               submit.disabled = false;
             }
           },
         },
-        h(
-          "div",
-          { class: "field-grid" },
-          field("new-backend", "Backend", backend),
-          field("new-model", "Model", model),
-        ),
+        field("new-prompt", "First prompt", prompt, "Sent as the session's first turn."),
+        // What a new session needs at once; the rest in Options, so the inbox below stays near the top.
+        h("div", { class: "form-row new-session-go" }, field("new-backend", "Backend", backend), submit),
         choice.note,
-        field(
-          "new-workspace",
-          "Workspace",
-          workspace,
-          "An absolute path; created at the first turn when missing.",
-        ),
         h(
           "details",
           { class: "advanced" },
-          h("summary", {}, "Sandbox"),
-          field(
-            "new-hosts",
-            "Hosts its commands may reach",
-            hosts,
-            "Commands run in the CLI's sandbox: the workspace writable, the daemon and other sessions out of reach, no network but these hosts.",
-          ),
-          h(
-            "div",
-            { class: "field field-check" },
-            unconfined,
-            h("label", { for: "new-unconfined" }, "Run its commands without a sandbox (unconfined)"),
-          ),
-        ),
-        h(
-          "details",
-          { class: "advanced" },
-          h("summary", {}, "Claude Code options"),
+          h("summary", {}, "Options: model, workspace, sandbox"),
           h(
             "div",
             { class: "field-grid" },
-            field("new-permission", "Permission mode", permission),
-            field("new-tools", "Allowed tools", tools),
+            field("new-model", "Model", model),
+            field(
+              "new-workspace",
+              "Workspace",
+              workspace,
+              "An absolute path; created at the first turn when missing.",
+            ),
+          ),
+          h(
+            "details",
+            { class: "advanced" },
+            h("summary", {}, "Sandbox"),
+            field(
+              "new-hosts",
+              "Hosts its commands may reach",
+              hosts,
+              "Commands run in the CLI's sandbox: the workspace writable, the daemon and other sessions out of reach, no network but these hosts.",
+            ),
+            h(
+              "div",
+              { class: "field field-check" },
+              unconfined,
+              h("label", { for: "new-unconfined" }, "Run its commands without a sandbox (unconfined)"),
+            ),
+          ),
+          h(
+            "details",
+            { class: "advanced" },
+            h("summary", {}, "Claude Code options"),
+            h(
+              "div",
+              { class: "field-grid" },
+              field("new-permission", "Permission mode", permission),
+              field("new-tools", "Allowed tools", tools),
+            ),
           ),
         ),
-        h("div", { class: "form-row" }, this.#formNote, submit),
+        h("div", { class: "form-row" }, this.#formNote),
       ),
     );
   }
