@@ -151,6 +151,12 @@ test("a long turn's calls fold into one group that counts them live and shows ea
 test("on a 390×844 phone the group fits the screen and Stop above the composer stops the turn", async () => {
   const { w, page: phone, turnId } = await startLongTurn({ width: 390, height: 844, mobile: true });
   await expect(tooWide(phone)).resolves.toEqual([]);
+  // The composer and the bar say the same of a turn that runs (a list read before the live "running"
+  // event once left the composer at "starting").
+  await expect
+    .poll(() => phone.locator("#composer-note").textContent(), { timeout: 10_000 })
+    .toMatch(/^Turn #1 is running; /);
+  await expect(phone.locator(".turn-bar-note").textContent()).resolves.toBe("Turn #1 is running");
   await saveScreenshot(phone, "grouped-turn-phone");
   await phone.locator(".tool-group > summary").click();
   await expect(tooWide(phone)).resolves.toEqual([]);

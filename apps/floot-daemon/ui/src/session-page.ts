@@ -3,6 +3,7 @@ import type {
   FlootEventPage,
   FlootSession,
   FlootTurnList,
+  TurnEventEnvelope,
   TurnRecord,
 } from "@bridgeworks/protocol";
 import { ApiError, api, followTurn, GapError } from "./api.js";
@@ -183,10 +184,17 @@ export class SessionPage {
       api<FlootTurnList>("GET", `/v1/sessions/${id}/turns`),
     ]);
     const stick = this.#turns.length === 0 || nearBottom();
-    this.#turns = list.turns;
+    // The list was read before events the live stream may have applied since: a view that holds more of
+    // a turn's events than the list counted keeps its own record (never a phase older than it showed).
+    const newest = (turn: TurnRecord) => {
+      const view = this.#views.get(turn.id);
+      return view !== undefined && view.nextIndex > turn.eventCount ? view.record : turn;
+    };
+    const turns = list.turns.map(newest);
+    this.#turns = turns;
     this.#head.show(session);
-    const shown = list.turns.slice(-this.#shownTurns);
-    this.#renderEarlier(list.turns.length - shown.length);
+    const shown = turns.slice(-this.#shownTurns);
+    this.#renderEarlier(turns.length - shown.length);
     for (const turn of shown) {
       let view = this.#views.get(turn.id);
       if (!view) {
@@ -202,13 +210,14 @@ export class SessionPage {
           `/v1/turns/${encodeURIComponent(turn.id)}/events?from=${view.nextIndex}`,
         );
         if (page.events.length === 0) break;
-        for (const envelope of page.events) view.append(envelope);
+        // The page may run past the list's count: a phase read there is the turn's newest.
+        for (const envelope of page.events) if (view.append(envelope)) this.#applyPhase(view, envelope.event);
       }
     }
     for (const view of this.#views.values()) view.update(view.record);
     await Promise.all([this.#requests.refresh(), this.#rules.refresh(session)]);
     this.#renderComposer();
-    this.#renderTotals(list.turns.length - shown.length);
+    this.#renderTotals(turns.length - shown.length);
     if (stick) this.#scrollToEnd();
   }
 
@@ -230,15 +239,19 @@ export class SessionPage {
     if (!view.append(envelope)) return;
     const { event } = envelope;
     if (event.type === "usage") this.#renderTotals(this.#turns.length - this.#views.size);
-    if (event.type === "phase" || event.type === "terminal") {
-      const phase = event.type === "phase" ? event.phase : event.outcome;
-      const error = event.type === "terminal" ? event.error : view.record.error;
-      view.update({ ...view.record, phase, eventCount: view.nextIndex, ...(error && { error }) });
-      this.#turns = this.#turns.map((turn) => (turn.id === view.record.id ? view.record : turn));
-      this.#renderComposer();
-    }
+    if (this.#applyPhase(view, event)) this.#renderComposer();
     if (stick) this.#scrollToEnd();
     else this.#bar.missed();
+  }
+
+  /** A phase or terminal event moves its turn's record, however it was read (live, or paged). */
+  #applyPhase(view: TurnView, event: TurnEventEnvelope["event"]): boolean {
+    if (event.type !== "phase" && event.type !== "terminal") return false;
+    const phase = event.type === "phase" ? event.phase : event.outcome;
+    const error = event.type === "terminal" ? event.error : view.record.error;
+    view.update({ ...view.record, phase, eventCount: view.nextIndex, ...(error && { error }) });
+    this.#turns = this.#turns.map((turn) => (turn.id === view.record.id ? view.record : turn));
+    return true;
   }
 
   readonly #turnActions = {
