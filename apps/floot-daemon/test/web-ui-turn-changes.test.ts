@@ -65,6 +65,8 @@ test("at a turn's end the page lists the files it changed with their +/− count
   // The session's totals: with one turn, its usage line.
   const usage = await turn.locator(".usage").textContent();
   expect(usage).toMatch(/ in · .* out/);
+  // The context use, from Claude Code's own figures: the last request's tokens of the model's window.
+  expect(usage).toMatch(/ · context [\d.]+k? of [\d.]+[kM] \(\d+%\)$/);
   await expect
     .poll(() => page.locator(".session-totals").textContent(), { timeout: 30_000 })
     .toBe(`Session total (1 turn): ${usage}`);

@@ -57,7 +57,11 @@ const lineSchemas = builtOnce(() => {
     }),
     z.looseObject({
       type: z.literal("assistant"),
-      message: z.looseObject({ model: z.string().optional(), content: z.array(ContentBlock) }),
+      message: z.looseObject({
+        model: z.string().optional(),
+        content: z.array(ContentBlock),
+        usage: z.unknown().optional(),
+      }),
       error: z.string().optional(),
       is_api_error_message: z.boolean().optional(),
     }),
@@ -75,11 +79,17 @@ const lineSchemas = builtOnce(() => {
       // Parsed on its own: a usage shape that drifted must not cost the turn its result.
       usage: z.unknown().optional(),
       total_cost_usd: z.unknown().optional(),
+      modelUsage: z.unknown().optional(),
     }),
   ]);
   const Cost = z.number().nonnegative();
   const knownLineTypes = new Set<unknown>(ClaudeLine.options.map((option) => option.shape.type.value));
-  return { ContentBlock, Usage, Cost, ClaudeLine, knownLineTypes };
+  // The `result` line's per-model figures; only the context window is read.
+  const ModelUsage = z.record(
+    z.string(),
+    z.looseObject({ contextWindow: z.number().int().positive().optional() }),
+  );
+  return { ContentBlock, Usage, Cost, ModelUsage, ClaudeLine, knownLineTypes };
 });
 type LineSchemas = ReturnType<typeof lineSchemas>;
 type ContentBlock = z.infer<LineSchemas["ContentBlock"]>;
@@ -102,6 +112,7 @@ export function createClaudeTranslator(options: ClaudeTranslatorOptions = {}): S
   const command = options.command ?? "claude";
   const { ClaudeLine, knownLineTypes } = lineSchemas();
   let result: LineOf<"result"> | undefined;
+  let lastRequest: ContextAtRequest | undefined;
 
   const translateLine = (line: ClaudeLine): TranslatedLine => {
     switch (line.type) {
@@ -111,6 +122,7 @@ export function createClaudeTranslator(options: ClaudeTranslatorOptions = {}): S
         return events(...fromStreamEvent(line));
       case "assistant":
         if (line.message.model === syntheticModel) return events(fromSyntheticMessage(line));
+        lastRequest = contextAt(line) ?? lastRequest;
         return events(...line.message.content.flatMap(fromAssistantBlock));
       case "user":
         return typeof line.message.content === "string"
@@ -118,7 +130,7 @@ export function createClaudeTranslator(options: ClaudeTranslatorOptions = {}): S
           : events(...line.message.content.flatMap(fromToolResult));
       case "result":
         result = line;
-        return events(...usageOf(line));
+        return events(...usageOf(line, lastRequest));
     }
   };
 
@@ -210,12 +222,42 @@ function fromToolResult(block: ContentBlock): BackendEvent[] {
   ];
 }
 
-function usageOf(line: LineOf<"result">): BackendEvent[] {
+/** What an assistant message's request held: its model, and its input (cached or not) plus output. */
+interface ContextAtRequest {
+  model: string | undefined;
+  tokens: number;
+}
+
+function contextAt(line: LineOf<"assistant">): ContextAtRequest | undefined {
+  const parsed = lineSchemas().Usage.safeParse(line.message.usage);
+  if (!parsed.success) return undefined;
+  const usage = parsed.data;
+  const tokens =
+    usage.input_tokens +
+    (usage.cache_read_input_tokens ?? 0) +
+    (usage.cache_creation_input_tokens ?? 0) +
+    usage.output_tokens;
+  return { model: line.message.model, tokens };
+}
+
+/** The last request's model's window, else the largest the line names. */
+function contextWindowOf(line: LineOf<"result">, model: string | undefined): number | undefined {
+  const parsed = lineSchemas().ModelUsage.safeParse(line.modelUsage);
+  if (!parsed.success) return undefined;
+  const ofModel = model === undefined ? undefined : parsed.data[model]?.contextWindow;
+  const windows = Object.values(parsed.data).flatMap((each) =>
+    each.contextWindow ? [each.contextWindow] : [],
+  );
+  return ofModel ?? (windows.length > 0 ? Math.max(...windows) : undefined);
+}
+
+function usageOf(line: LineOf<"result">, lastRequest: ContextAtRequest | undefined): BackendEvent[] {
   const { Usage, Cost } = lineSchemas();
   const parsed = Usage.safeParse(line.usage);
   if (!parsed.success) return [];
   const usage = parsed.data;
   const cost = Cost.safeParse(line.total_cost_usd);
+  const contextWindow = contextWindowOf(line, lastRequest?.model);
   return [
     {
       type: "usage",
@@ -226,6 +268,8 @@ function usageOf(line: LineOf<"result">): BackendEvent[] {
         cacheWrite: usage.cache_creation_input_tokens,
       }),
       ...(cost.success && { costUsd: cost.data }),
+      ...(lastRequest !== undefined && { contextUsed: lastRequest.tokens }),
+      ...(contextWindow !== undefined && { contextWindow }),
     },
   ];
 }

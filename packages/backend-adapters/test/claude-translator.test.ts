@@ -26,10 +26,71 @@ describe("Claude Code stream translation (recorded lines of claude 2.1.332)", ()
       { type: "assistant.delta", text: "HELLO" },
       { type: "assistant.delta", text: " TEXT" },
       { type: "assistant.text", text: "HELLO TEXT" },
-      { type: "usage", input: 12, output: 5, cacheRead: 0, cacheWrite: 0, costUsd: 0.00014800000000000002 },
+      {
+        type: "usage",
+        input: 12,
+        output: 5,
+        cacheRead: 0,
+        cacheWrite: 0,
+        costUsd: 0.00014800000000000002,
+        // The last request's input and output (the fixture's `modelUsage`, and so its window, was trimmed).
+        contextUsed: 17,
+      },
     ]);
     expect(outcome).toEqual({ phase: "completed" });
     expect(effectsOf(events)).toEqual(["assistant_text"]);
+  });
+
+  test("the context use: the last request's tokens, against the window the result line's modelUsage names", () => {
+    // The shapes of claude 2.1.332's assistant and result lines, as it printed them against the double
+    // (2026-12-07): each assistant message carries its request's usage; the result, `modelUsage` per model.
+    const assistant = (input: number, cached: number, output: number) =>
+      JSON.stringify({
+        type: "assistant",
+        message: {
+          model: "claude-opus-5-5",
+          content: [{ type: "text", text: "ok" }],
+          usage: {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_input_tokens: cached,
+            cache_creation_input_tokens: 0,
+          },
+        },
+      });
+    const result = JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "ok",
+      usage: {
+        input_tokens: 24000,
+        output_tokens: 60,
+        cache_read_input_tokens: 16000,
+        cache_creation_input_tokens: 0,
+      },
+      total_cost_usd: 0.05,
+      modelUsage: {
+        "claude-haiku-4-5": { inputTokens: 300, outputTokens: 10, contextWindow: 200000 },
+        "claude-opus-5-5": {
+          inputTokens: 24000,
+          outputTokens: 60,
+          contextWindow: 1000000,
+          maxOutputTokens: 128000,
+        },
+      },
+    });
+    const { events } = replay(createClaudeTranslator(), [
+      assistant(12000, 8000, 30),
+      assistant(12500, 8000, 40),
+      result,
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "usage", contextUsed: 20540, contextWindow: 1000000 });
+    // A modelUsage in a shape it does not know costs the window, not the usage.
+    const drifted = result.replace('"contextWindow":1000000', '"contextWindow":"1M"');
+    const { events: without } = replay(createClaudeTranslator(), [assistant(10, 0, 5), drifted]);
+    expect(without.at(-1)).toMatchObject({ type: "usage", input: 24000, contextUsed: 15 });
+    expect(without.at(-1)).not.toHaveProperty("contextWindow");
   });
 
   test("a Bash tool_use is a tool start; its tool_result completes it", () => {

@@ -271,6 +271,13 @@ export const UsageEvent = lazySchema(() =>
     cacheRead: NonNegativeInt.optional(),
     cacheWrite: NonNegativeInt.optional(),
     costUsd: z.number().nonnegative().optional(),
+    /** Tokens in the context at the turn's last model request: its input (cached or not) and output. */
+    contextUsed: NonNegativeInt.optional(),
+    /**
+     * The model's context window where the CLI reports it: Claude Code 2.1.332's `result` line
+     * (`modelUsage.<model>.contextWindow`); Codex 0.171's `turn.completed` has none.
+     */
+    contextWindow: NonNegativeInt.optional(),
   }),
 );
 export type UsageEvent = z.infer<typeof UsageEvent>;

@@ -38,6 +38,8 @@ export const eventFieldKinds: { readonly [Event in TurnEvent as Event["type"]]: 
     cacheRead: "structural",
     cacheWrite: "structural",
     costUsd: "structural",
+    contextUsed: "structural",
+    contextWindow: "structural",
   },
   warning: { code: "structural", message: "content" },
   error: { code: "structural", message: "content" },

@@ -1,4 +1,4 @@
-import type { TurnPhase, TurnRecord } from "@bridgeworks/protocol";
+import type { TurnPhase, TurnRecord, UsageEvent } from "@bridgeworks/protocol";
 
 export const activePhases: readonly TurnPhase[] = ["accepted", "spawning", "running", "awaiting_secret"];
 export const retryablePhases: readonly TurnPhase[] = ["failed", "cancelled", "interrupted"];
@@ -42,7 +42,16 @@ export function clockTime(iso: string): string {
 }
 
 export function tokens(count: number): string {
+  if (count >= 1_000_000) return `${Number((count / 1_000_000).toFixed(1))}M`;
   return count >= 10_000 ? `${(count / 1000).toFixed(1)}k` : String(count);
+}
+
+/** "context 20.5k of 1M (2%)", or "context 20.0k" where the CLI reports no window; "" when unknown. */
+export function contextUse({ contextUsed, contextWindow }: UsageEvent): string {
+  if (contextUsed === undefined) return "";
+  if (!contextWindow) return `context ${tokens(contextUsed)}`;
+  const percent = Math.min(100, Math.round((contextUsed / contextWindow) * 100));
+  return `context ${tokens(contextUsed)} of ${tokens(contextWindow)} (${percent}%)`;
 }
 
 /** A tool's arguments in one line: the command or path when there is one, else compact JSON. */

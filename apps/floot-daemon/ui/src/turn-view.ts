@@ -12,7 +12,7 @@ import { type ApprovalActions, PermissionCards } from "./approval-card.js";
 import { cliLostCard, waitsOnCliLostDecision } from "./cli-lost-card.js";
 import { h, replaceChildren } from "./dom.js";
 import { FileEdits } from "./file-edits.js";
-import { clockTime, isActive, isEnded, phaseLabels, retryablePhases, tokens } from "./format.js";
+import { clockTime, contextUse, isActive, isEnded, phaseLabels, retryablePhases, tokens } from "./format.js";
 import { MarkdownText } from "./markdown.js";
 import { SecretForm, secretCard } from "./secret-form.js";
 import {
@@ -248,6 +248,8 @@ export class TurnView {
         const parts = [`${tokens(event.input)} in`, `${tokens(event.output)} out`];
         if (event.cacheRead) parts.push(`${tokens(event.cacheRead)} cached`);
         if (event.costUsd !== undefined) parts.push(`$${event.costUsd.toFixed(4)}`);
+        const context = contextUse(event);
+        if (context) parts.push(context);
         this.#usage.textContent = parts.join(" · ");
         this.usage = event;
         return;
