@@ -15,6 +15,9 @@ describe.each<Backend>(["claude", "codex"])("keeper torture sample: %s", (backen
       seed: 7,
       points: keeperKillPoints,
       order: "cycle",
+      // Every point must fire: at most 400 ms into `running` (a codex turn can end in under 2 s; CI saw
+      // the keeper point miss with a longer draw).
+      maxDelayMs: 400,
       sessions: 500,
       pollers: 2,
       followers: 1,

@@ -63,6 +63,11 @@ export interface TortureOptions {
   followers: number;
   /** Each poller's pause between two polls; default 2500 ms, the web UI's own rate. */
   pollPauseMs?: number;
+  /**
+   * Caps each plan's delay (the draws stay the same): a small sample that must stop every point while
+   * the turn runs keeps its stops early, as a turn may end in under the 2 s a keeper point may wait.
+   */
+  maxDelayMs?: number;
   /** How long a trial's turns may take to end after the restart. */
   settleTimeoutMs?: number;
   /** Epoch ms: no trial starts after it (the summary then counts the trials that ran). */
@@ -161,7 +166,11 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
       if (options.stopStartingAt !== undefined && Date.now() >= options.stopStartingAt) break;
       const drawn = Math.floor(random() * points.length);
       const point = points[options.order === "cycle" ? (trial - 1) % points.length : drawn]!;
-      const plan = drawPlan(random, trial, point, options.afterEffectLines);
+      const planned = drawPlan(random, trial, point, options.afterEffectLines);
+      const plan =
+        options.maxDelayMs === undefined
+          ? planned
+          : { ...planned, delayMs: Math.min(planned.delayMs, options.maxDelayMs) };
       const settleMs = options.settleTimeoutMs ?? 120_000;
       const record =
         mode === "keeper"
