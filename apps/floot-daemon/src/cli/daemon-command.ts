@@ -101,11 +101,10 @@ export const daemonCommand = defineCommand<FlootContext>()({
     // Heard from before the start: a client takes the daemon for ready once `daemon.json` is written,
     // before the start returns, and a SIGTERM then (a restart right after a start) must still stop it
     // cleanly, its turns left to the keeper, not end it where it stands. It stops once started.
-    let stopWhenStarted: NodeJS.Signals | undefined;
-    let stop = (signal: NodeJS.Signals) => {
-      stopWhenStarted = signal;
-    };
-    const stopHeard = onStopSignal(context.signals, (signal) => stop(signal));
+    let stopListening = () => {};
+    const stopAsked = new Promise<NodeJS.Signals>((resolve) => {
+      stopListening = onStopSignal(context.signals, resolve);
+    });
     // Loaded here, not by the command table: no other command pays for the daemon (or SQLite).
     const { startDaemon } = await import("../daemon/daemon.js");
     const daemon = await startDaemon({
@@ -118,19 +117,16 @@ export const daemonCommand = defineCommand<FlootContext>()({
       logger,
       ...(context.uiDir !== undefined && { uiDir: context.uiDir }),
     }).catch((error: unknown) => {
-      stopHeard();
+      stopListening();
       throw error;
     });
     context.stderr.write(
       `floot daemon listening on http://127.0.0.1:${daemon.port} (state: ${stateDir}, generation ${daemon.generation})\n`,
     );
     if (options["sign-in-link"]) printSignInLink(daemon.signInLink, context.stderr);
-    return await new Promise<number>((resolve) => {
-      stop = (signal) => {
-        logger.info("stopping", { signal });
-        void daemon.stop().then(() => resolve(0));
-      };
-      if (stopWhenStarted !== undefined) stop(stopWhenStarted);
-    });
+    const signal = await stopAsked;
+    logger.info("stopping", { signal });
+    await daemon.stop();
+    return 0;
   },
 });

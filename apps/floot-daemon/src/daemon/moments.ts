@@ -17,8 +17,9 @@ export interface MomentSource {
 /**
  * The moments a person may want to hear of, from the journal's own events as they commit: a
  * `permission.requested` (an approval), a `secret.requested`, a `terminal` (a turn ended; not one a
- * replay carries on; a `decision` when it ended waiting on one, `may_have_run`). Each is heard once, live: nothing committed before a listener subscribed, so a
- * restart announces no request again, and the turns its recovery ended are not announced.
+ * replay carries on; a `decision` when it ended waiting on one, `may_have_run`). Each is heard once,
+ * live: nothing committed before a listener subscribed, so a restart announces no request again, and
+ * the turns its recovery ended are not announced.
  */
 export class Moments implements MomentSource {
   readonly #journal: Pick<TurnJournal, "events" | "turns">;

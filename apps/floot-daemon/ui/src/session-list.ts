@@ -17,8 +17,8 @@ const statuses: readonly SessionStatus[] = ["idle", "provisioning", "running", "
 
 /**
  * The sessions list: first the inbox, the sessions waiting on a person (an open permission or secret
- * request, or a decision on a call that may have run), the longest waiting first, read from `GET /v1/overview?waiting=true` whatever page they are
- * on; then every other session, one page at a time from `GET /v1/overview` (newest first, `status` and
+ * request, or a decision on a call that may have run), the longest waiting first, read from
+ * `GET /v1/overview?waiting=true` whatever page they are on; then every other session, one page at a time from `GET /v1/overview` (newest first, `status` and
  * `q` filters applied by the daemon, "Show more" follows `nextCursor`). Both are kept current by
  * `GET /v1/changes` instead of polling: a session moves into the inbox when it starts waiting and back
  * when it is answered. "Needs you" shows the inbox alone; the title and the tab's icon count it.

@@ -34,14 +34,17 @@ export function waitCount({ permissions, secrets, decision }: Waiting): number {
   return permissions.length + secrets.length + (decision ? 1 : 0);
 }
 
-/** Since when the session waits: its oldest open request or decision (the order the daemon's inbox pages use). */
+/** Since when the session waits: its oldest open request or decision (the order of the daemon's inbox). */
 export function waitingSince({ permissions, secrets, decision }: Waiting): string | undefined {
   const times = [...permissions, ...secrets].map((request) => request.createdAt);
   if (decision) times.push(decision.endedAt ?? decision.updatedAt);
   return times.sort()[0];
 }
 
-/** "your approval of Bash", "a secret (API_TOKEN)", "your decision on a call that may have run", "2 approvals and a secret". */
+/**
+ * "your approval of Bash", "a secret (API_TOKEN)", "your decision on a call that may have run",
+ * "2 approvals and a secret".
+ */
 export function waitingFor({ permissions, secrets, decision }: Waiting): string {
   if (secrets.length === 0 && permissions.length === 1 && !decision)
     return `your approval of ${toolLabel(permissions[0]!.toolName)}`;
