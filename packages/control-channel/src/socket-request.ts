@@ -112,42 +112,59 @@ export interface SendSocketRequestOptions {
   connect?: (path: string) => Socket;
 }
 
-/** Sends one request to a bridge generation's socket and waits, at most `timeoutMs`, for its answer. */
+/**
+ * Sends one request to a bridge generation's socket and waits, at most `timeoutMs`, for its answer. A
+ * connect refused with EAGAIN (the listen backlog is full: a flood, a busy server) sent nothing and is
+ * tried again within the same time.
+ */
 export function sendSocketRequest(options: SendSocketRequestOptions): Promise<SocketRequestResult> {
   return new Promise((resolve) => {
     let settled = false;
     let connected = false;
     let received = Buffer.alloc(0);
-    const socket = (options.connect ?? netConnect)(options.socketPath);
+    let socket: Socket | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let pause = 5;
     const settle = (result: SocketRequestResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      socket.destroy();
+      clearTimeout(retry);
+      socket?.destroy();
       resolve(result);
     };
     const timer = setTimeout(() => settle({ kind: "timed-out" }), options.timeoutMs);
-    socket.on("error", (error: NodeJS.ErrnoException) => {
-      if (!connected) settle({ kind: "unreachable", message: error.code ?? error.message });
-      else settle({ kind: "closed" });
-    });
-    socket.on("close", () =>
-      settle(connected ? { kind: "closed" } : { kind: "unreachable", message: "closed" }),
-    );
-    socket.on("connect", () => {
-      connected = true;
-      socket.write(`${JSON.stringify({ token: options.token, channel: requestChannelName })}\n`);
-      socket.write(`${JSON.stringify(options.request)}\n`);
-    });
-    socket.on("data", (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      const newline = received.indexOf(0x0a);
-      if (newline === -1) {
-        if (received.length > maxAnswerBytes) settle({ kind: "bad-answer", message: "answer too long" });
-        return;
-      }
-      settle(parseEnvelope(received.subarray(0, newline).toString("utf8")));
-    });
+    const attempt = () => {
+      const current = (options.connect ?? netConnect)(options.socketPath);
+      socket = current;
+      let refused = false;
+      current.on("error", (error: NodeJS.ErrnoException) => {
+        if (!connected && error.code === "EAGAIN") {
+          refused = true;
+          retry = setTimeout(attempt, pause);
+          pause = Math.min(pause * 2, 100);
+        } else if (!connected) settle({ kind: "unreachable", message: error.code ?? error.message });
+        else settle({ kind: "closed" });
+      });
+      current.on("close", () => {
+        if (!refused) settle(connected ? { kind: "closed" } : { kind: "unreachable", message: "closed" });
+      });
+      current.on("connect", () => {
+        connected = true;
+        current.write(`${JSON.stringify({ token: options.token, channel: requestChannelName })}\n`);
+        current.write(`${JSON.stringify(options.request)}\n`);
+      });
+      current.on("data", (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+        const newline = received.indexOf(0x0a);
+        if (newline === -1) {
+          if (received.length > maxAnswerBytes) settle({ kind: "bad-answer", message: "answer too long" });
+          return;
+        }
+        settle(parseEnvelope(received.subarray(0, newline).toString("utf8")));
+      });
+    };
+    attempt();
   });
 }
 

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { ProcessTracker } from "@bridgeworks/test-harness";
+import { fullBacklog, ProcessTracker } from "@bridgeworks/test-harness";
 import { afterEach, describe, expect, test } from "vitest";
 import {
   defaultGateHookScriptPath,
@@ -63,6 +64,29 @@ describe("the request channel beside MCP on a generation socket", () => {
     });
     expect(result).toEqual({ kind: "answered", answer: { decision: "allow" } });
     expect(seen).toEqual([[{ turnId: "turn-a" }, { type: "tool_gate", n: 1 }]]);
+  });
+
+  test("a connect refused with EAGAIN (a full listen backlog) is tried again, not taken for an absent server", async () => {
+    const { server, token } = await requestServer(() => ({ decision: "allow" }));
+    const busy = await fullBacklog(join(await tempDir(), "busy.sock"));
+    let connects = 0;
+    try {
+      // The first connects meet a real full backlog; then there is room (the generation's socket).
+      const result = await sendSocketRequest({
+        socketPath: server.socketPath,
+        token,
+        request: { type: "tool_gate" },
+        timeoutMs: 5_000,
+        connect: (path) => {
+          connects += 1;
+          return netConnect(connects <= 3 ? busy.path : path);
+        },
+      });
+      expect(result).toEqual({ kind: "answered", answer: { decision: "allow" } });
+      expect(connects).toBe(4);
+    } finally {
+      busy.end();
+    }
   });
 
   test("a wrong token, or a server without a request handler, closes the connection unanswered", async () => {

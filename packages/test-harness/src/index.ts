@@ -19,7 +19,14 @@ export {
   readFaultLog,
   testOnlyNames,
 } from "./faults.js";
-export { type FloodTarget, type IdleFlood, idleFlood, openDescriptors } from "./flood.js";
+export {
+  type FloodTarget,
+  type FullBacklog,
+  fullBacklog,
+  type IdleFlood,
+  idleFlood,
+  openDescriptors,
+} from "./flood.js";
 export {
   postgresClusterScript,
   postgresGlobalSetup,

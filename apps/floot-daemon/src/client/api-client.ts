@@ -108,12 +108,37 @@ export class FlootClient {
     }
   }
 
-  #send(
+  /**
+   * Sends one request. A connect the kernel refuses with EAGAIN (the socket's listen backlog is full,
+   * as under a flood of connections) never sent a byte, so it is tried again for a while.
+   */
+  async #send(
     method: string,
     path: string,
     headers: Record<string, string>,
     payload?: string,
     signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const deadline = Date.now() + backlogWaitMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      try {
+        return await this.#sendOnce(method, path, headers, payload, signal);
+      } catch (error) {
+        const backlogFull = (error as NodeJS.ErrnoException).code === "EAGAIN";
+        if (signal?.aborted) throw error;
+        if (!backlogFull || Date.now() + pause > deadline)
+          throw unreachable(this.socketPath, error as NodeJS.ErrnoException);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  #sendOnce(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    payload: string | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const request = httpRequest(
@@ -129,11 +154,14 @@ export class FlootClient {
         },
         resolve,
       );
-      request.on("error", (error) => reject(signal?.aborted ? error : unreachable(this.socketPath, error)));
+      request.on("error", reject);
       request.end(payload);
     });
   }
 }
+
+/** How long a request waits for room in the daemon's listen backlog before it says so. */
+const backlogWaitMs = 10_000;
 
 /**
  * A daemon that was killed (SIGKILL, a crash, the machine going down) leaves its socket file behind
