@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -6,7 +7,15 @@ import type { Backend, TurnEventEnvelope } from "@bridgeworks/protocol";
 import { isProcessAlive, waitUntil } from "@bridgeworks/test-harness";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { keeperPlaces } from "../src/daemon/keeper-link.js";
-import { appDir, FlootWorld, stageForOtherUsers } from "./daemon-harness.js";
+import {
+  appDir,
+  FlootWorld,
+  filesContaining,
+  filesUnder,
+  providedSecret,
+  requestSecretStep,
+  stageForOtherUsers,
+} from "./daemon-harness.js";
 
 // Issue 31: a daemon restart interrupts no running turn. The CLI runs under the keeper, which outlives
 // the daemon (SIGTERM as a service manager's restart sends it, or SIGKILL); the next daemon proves the
@@ -142,6 +151,57 @@ describe.each(backends)("a restart keeps the turn running: %s", (backend) => {
       rmSync(marker, { force: true });
     }
   });
+});
+
+describe("a kept turn's secret across a restart", () => {
+  test.each(restarts)(
+    "%s during a tool that reads the credential file later: the file is still there for it (confined), and removed at the turn's end",
+    async (how) => {
+      const secret = `kept-secret-${randomBytes(12).toString("hex")}`;
+      const markerName = "credential-read.txt";
+      // Its own credential dir is the one dir of the vault a confined command can read.
+      const command = `sleep 4; f=$(ls "$FLOOT_RUNTIME_DIR"/*/secrets/*/cred-*); sha256sum < "$f" | cut -c1-64 >> ${markerName}`;
+      world = await FlootWorld.create("claude", {
+        steps: [
+          {
+            match: providedSecret(),
+            response: {
+              events: [
+                {
+                  type: "tool_use",
+                  id: "toolu_reads_later",
+                  name: "Bash",
+                  input: { command, description: "Use the token later" },
+                },
+              ],
+            },
+          },
+          {
+            match: { toolResultFor: "toolu_reads_later" },
+            response: { events: [{ type: "text", text: "used" }] },
+          },
+          requestSecretStep("[secret]"),
+        ],
+      });
+      const w = world;
+      await w.startDaemon();
+      const session = await w.createSession();
+      expect(session.sandbox?.enabled ?? true).toBe(true);
+      const turn = await w.send(session.id, "[secret] deploy it");
+      await w.waitForTurn(turn.id, (t) => t.phase === "awaiting_secret", "awaiting_secret");
+      const [pending] = await w.secretRequests();
+      await w.client.request("POST", `/v1/secret-requests/${pending!.id}/submit`, { value: secret });
+      await w.waitForTurn(turn.id, (t) => t.effects.includes("tool_started"), "the tool started", 60_000);
+      await restart(w, how);
+      const done = await w.waitForEnd(turn.id, 90_000);
+      expect(done.phase, JSON.stringify(done.error)).toBe("completed");
+      const digest = createHash("sha256").update(secret).digest("hex");
+      expect(readFileSync(join(session.workspace, markerName), "utf8")).toBe(`${digest}\n`);
+      expect(filesUnder(w.runtimeDir).filter((path) => path.includes("cred-"))).toEqual([]);
+      expect(filesContaining([w.stateDir], secret)).toEqual([]);
+    },
+    180_000,
+  );
 });
 
 describe("the keeper", () => {

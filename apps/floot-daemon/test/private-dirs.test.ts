@@ -1,10 +1,23 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "@bridgeworks/runtime";
 import { afterEach, describe, expect, test } from "vitest";
 import { startDaemon } from "../src/daemon/daemon.js";
 import { removeDeadDaemonFiles, resolveRuntimeDir } from "../src/daemon/runtime-dir.js";
+import { SecretVault } from "../src/daemon/secret-vault.js";
 import { ensurePrivateDir, PrivateDirError } from "../src/private-dir.js";
 
 // One resolver for every private dir: created 0700, and a symlink, another user's dir or one that
@@ -78,20 +91,43 @@ describe("the daemon's dirs", () => {
     );
   });
 
-  test("a dead daemon's secret files, socket and sign-in pages are removed at start, in its own dir and a previous one", () => {
+  test("a dead daemon's secret files, socket and sign-in pages are removed at start, in its own dir and a previous one; a kept turn's credential files stay", async () => {
     const current = join(fresh(), "current");
     const previous = join(root, "previous");
     for (const dir of [current, previous])
-      for (const sub of ["", "secrets", "open"]) mkdirSync(join(dir, sub), { mode: 0o700 });
+      for (const sub of ["", "secrets", "secrets/turn-ended", "secrets/turn-kept", "open"])
+        mkdirSync(join(dir, sub), { mode: 0o700 });
     for (const dir of [current, previous]) {
       chmodSync(dir, 0o700);
-      writeFileSync(join(dir, "secrets", "cred-1"), "s3cret", { mode: 0o600 });
+      writeFileSync(join(dir, "secrets", "turn-ended", "cred-1"), "s3cret", { mode: 0o600 });
+      writeFileSync(join(dir, "secrets", "turn-kept", "cred-2"), "s3cret", { mode: 0o600 });
       writeFileSync(join(dir, "open", "sign-in-1.html"), "#login=code", { mode: 0o600 });
       writeFileSync(join(dir, "api.sock"), "");
     }
     removeDeadDaemonFiles(current, join(previous, "api.sock"));
     expect(statSync(current).isDirectory()).toBe(true);
-    expect(() => statSync(join(current, "secrets"))).toThrow();
+    expect(() => statSync(join(current, "open"))).toThrow();
+    expect(() => statSync(join(current, "api.sock"))).toThrow();
     expect(() => statSync(previous)).toThrow();
+    // The vault, opened with the turns the keeper kept, removes the others' files.
+    await new SecretVault(join(current, "secrets"), randomUUID).open(new Set(["turn-kept"]));
+    expect(readdirSync(join(current, "secrets"))).toEqual(["turn-kept"]);
+    expect(readdirSync(join(current, "secrets", "turn-kept"))).toEqual(["cred-2"]);
+    await new SecretVault(join(current, "secrets"), randomUUID).open();
+    expect(readdirSync(join(current, "secrets"))).toEqual([]);
+  });
+
+  test("a stop leaves the credential files of the turns left to the keeper, and only those", () => {
+    const vault = new SecretVault(join(fresh(), "secrets"), randomUUID);
+    const ended = vault.materialize("turn-ended", "A", "one");
+    const left = vault.materialize("turn-left", "B", "two");
+    const other = vault.materialize("turn-other", "C", "three");
+    vault.releaseTurn("turn-ended");
+    vault.leaveTurn("turn-left");
+    vault.close();
+    expect(existsSync(ended.path)).toBe(false);
+    expect(existsSync(other.path)).toBe(false);
+    expect(readFileSync(left.path, "utf8")).toBe("two");
+    expect(readdirSync(join(root, "secrets"))).toEqual(["turn-left"]);
   });
 });

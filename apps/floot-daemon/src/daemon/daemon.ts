@@ -167,8 +167,6 @@ async function startLocked(
   // A fresh dir has a new name every start: leave none behind on a clean stop.
   if (runtime.replaced) cleanups.push(() => rmSync(runtimeDir, { recursive: true, force: true }));
   const vault = new SecretVault(join(runtimeDir, secretsDirName), randomUUID);
-  await vault.open();
-  cleanups.push(() => vault.close());
   const keeper = await connectTheKeeper(
     settings.keeper ? runtime : undefined,
     options.keeperScript ?? besideBundle("keeper.mjs"),
@@ -184,6 +182,9 @@ async function startLocked(
   const trace = options.trace ?? diagnosticsTrace();
   const kept = await adoptableTurns(keeper.client(), journal.turns, logger);
   if (kept.length > 0) trace("adoption:found", { turns: kept.map(({ turn }) => turn.id) });
+  // The credential files of the turns it adopts stay: their commands may read them still.
+  await vault.open(new Set(kept.map(({ turn }) => turn.id)));
+  cleanups.push(() => vault.close());
   const recovery = await recoverTurns(journal, logger, {
     trace,
     withEffects: settings.afterCliLost,

@@ -64,8 +64,9 @@ export function removeDeadDaemonFiles(
   uid = currentUid(),
 ): void {
   for (const name of readdirSync(current)) {
-    // The keeper outlives daemons: its socket, key and spools are its own until it exits.
-    if ((keeperFileNames as readonly string[]).includes(name)) continue;
+    // The keeper outlives daemons: its socket, key and spools are its own until it exits. The secret
+    // vault keeps the credential files of the turns it runs on (`SecretVault.open`).
+    if ((keeperFileNames as readonly string[]).includes(name) || name === secretsDirName) continue;
     rmSync(join(current, name), { recursive: true, force: true });
   }
   if (previousSocket === undefined) return;

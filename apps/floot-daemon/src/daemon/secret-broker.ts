@@ -137,11 +137,15 @@ export class SecretBroker {
     );
   }
 
-  /** The turn ended: withdraw its waiting calls and remove its credential files. */
-  releaseTurn(turnId: string): void {
+  /**
+   * The turn is over here: withdraw its waiting calls and remove its credential files, unless it was
+   * `left` to the keeper (the daemon stops, its CLI runs on), whose files stay for the next daemon.
+   */
+  releaseTurn(turnId: string, { left = false }: { left?: boolean } = {}): void {
     for (const waiter of [...this.#waiters.values()]) {
       if (waiter.context.turnId === turnId) waiter.resolve({ kind: "withdrawn", reason: "the turn ended" });
     }
-    this.#vault.releaseTurn(turnId);
+    if (left) this.#vault.leaveTurn(turnId);
+    else this.#vault.releaseTurn(turnId);
   }
 }

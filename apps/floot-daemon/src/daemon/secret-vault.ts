@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ensureRunDir } from "@bridgeworks/control-channel";
@@ -20,6 +20,8 @@ export class SecretVault {
   readonly #newId: () => string;
   readonly #byTurn = new Map<string, Credential[]>();
   readonly #held = new Map<string, string>();
+  /** Turns whose CLI the keeper runs on after this daemon: their credential dirs outlive it. */
+  readonly #left = new Set<string>();
 
   constructor(dir: string, newId: () => string) {
     this.dir = dir;
@@ -28,13 +30,14 @@ export class SecretVault {
 
   /**
    * Creates the dir and its parent (0700, this user's, no symlink: on a shared tmpfs another user could
-   * have made either first) and removes credential files a killed daemon left behind.
+   * have made either first) and removes the credential files an earlier daemon left behind, but those
+   * of the turns in `kept`: their CLIs run on under the keeper, and this daemon adopts them.
    */
-  async open(): Promise<void> {
+  async open(kept: ReadonlySet<string> = new Set()): Promise<void> {
     await ensureRunDir(dirname(this.dir));
     await ensureRunDir(this.dir);
     for (const name of await readdir(this.dir))
-      await rm(join(this.dir, name), { recursive: true, force: true });
+      if (!kept.has(name)) await rm(join(this.dir, name), { recursive: true, force: true });
   }
 
   /**
@@ -73,12 +76,28 @@ export class SecretVault {
   releaseTurn(turnId: string): void {
     rmSync(join(this.dir, turnId), { recursive: true, force: true });
     this.#byTurn.delete(turnId);
+    this.#left.delete(turnId);
   }
 
+  /**
+   * The daemon stops under the turn and the keeper keeps its CLI running: its commands may still read
+   * its credential files (a sandbox binds its dir), so they stay for the daemon that adopts it.
+   */
+  leaveTurn(turnId: string): void {
+    this.#byTurn.delete(turnId);
+    this.#left.add(turnId);
+  }
+
+  /** Removes every credential file but those of the turns left to the keeper. */
   close(): void {
     for (const turnId of [...this.#byTurn.keys()]) this.releaseTurn(turnId);
     this.#held.clear();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.#left.size === 0) {
+      rmSync(this.dir, { recursive: true, force: true });
+      return;
+    }
+    for (const name of readdirSync(this.dir))
+      if (!this.#left.has(name)) rmSync(join(this.dir, name), { recursive: true, force: true });
   }
 }
 

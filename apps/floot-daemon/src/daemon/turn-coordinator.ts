@@ -199,7 +199,8 @@ export class TurnCoordinator {
     try {
       await run.run(adopt);
     } finally {
-      this.#options.secrets.releaseTurn(run.turn.id);
+      const leftToKeeper = this.#stopping && run.kept && run.state.kind === "left";
+      this.#options.secrets.releaseTurn(run.turn.id, { left: leftToKeeper });
       this.#options.permissions.releaseTurn(run.turn.id);
       this.#live.delete(run.turn.id);
       if (!this.#stopping) {
