@@ -146,6 +146,8 @@ export class FlootWorld {
   readonly stateDir: string;
   readonly runtimeDir: string;
   readonly faultLog: string;
+  /** Every daemon this world started, in order: their logs outlive them (a torture trial's record). */
+  readonly daemonsSpawned: TrackedProcess[] = [];
   daemon: DaemonProcess | undefined;
 
   private constructor(backend: Backend, double: ModelDouble, env: IsolatedEnvironment) {
@@ -204,7 +206,7 @@ export class FlootWorld {
   ): TrackedProcess {
     const injected =
       Object.keys(faults).length > 0 ? faultInjection(faultPlanOf(faults), this.faultLog) : undefined;
-    return this.env.spawn(
+    const daemon = this.env.spawn(
       process.execPath,
       [...(injected?.nodeArgs ?? []), bundlePath, "daemon", "--state", this.stateDir, ...extraArgs],
       {
@@ -218,6 +220,8 @@ export class FlootWorld {
         },
       },
     );
+    this.daemonsSpawned.push(daemon);
+    return daemon;
   }
 
   /** The faults that fired in this world's daemons, in order. */

@@ -43,6 +43,7 @@ export async function runKeeperTrial(
   settleTimeoutMs: number,
 ): Promise<TrialRecord> {
   const startedAt = Date.now();
+  const firstDaemon = world.daemonsSpawned.length;
   const violations: Violation[] = [];
   const violate = (invariant: Violation["invariant"], detail: string) =>
     violations.push({ trial: plan.trial, point: plan.point, invariant, detail });
@@ -133,7 +134,13 @@ export async function runKeeperTrial(
     capture.stop();
   }
   record.ms = Date.now() - startedAt;
+  if (violations.length > 0)
+    record.daemonLogs = world.daemonsSpawned.slice(firstDaemon).map((daemon) => tail(daemon.stderr(), 40));
   return record;
+}
+
+function tail(text: string, lines: number): string {
+  return text.split("\n").slice(-lines).join("\n");
 }
 
 /** Stops the first daemon as the plan says; `fired` when the turn was still unfinished at that stop. */

@@ -14,6 +14,8 @@ export interface TrialRecord {
   ms: number;
   /** Where the trial's time went, ms per step. */
   steps: Record<string, number>;
+  /** A trial that found a violation: the last lines each of its daemons logged, in start order. */
+  daemonLogs?: string[];
   /** Keeper mode only. */
   keeper?: {
     /** Unfinished turns whose CLI ran under a live keeper when the last daemon started. */
