@@ -3,7 +3,7 @@ import { waitUntil } from "@bridgeworks/test-harness";
 import type { Page } from "playwright-core";
 import { expect, test } from "vitest";
 import { bashCallsScript } from "./bash-calls-script.js";
-import { browserTestScope, openBrowser, pageOrigin, signInPage } from "./browser.js";
+import { browserTestScope, openBrowser, pageOrigin, signInPage, tooWide } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 
 // Issue 32's browser notifications: Debian's Chromium with the notifications permission granted, the
@@ -57,108 +57,122 @@ async function hide(page: Page): Promise<void> {
   });
 }
 
-test("a pending approval while the page is hidden is one notification, not raised again by a reload or a daemon restart", async () => {
-  const w = await FlootWorld.create("claude", {
-    steps: [
-      ...bashCallsScript([["[approve]", "toolu_approve", "touch approved.txt", "APPROVED DONE"]]).steps,
+const viewports = [
+  ["desktop", {}],
+  ["a 390×844 phone", { width: 390, height: 844, mobile: true }],
+] as const;
+
+test.each(viewports)(
+  "%s: a pending approval while the page is hidden is one notification, not raised again by a reload or a daemon restart",
+  async (_, viewport) => {
+    const w = await FlootWorld.create("claude", {
+      steps: [
+        ...bashCallsScript([["[approve]", "toolu_approve", "touch approved.txt", "APPROVED DONE"]]).steps,
+        {
+          match: { lastUserTextIncludes: "[later]" },
+          repeat: true,
+          response: { events: [{ type: "text", text: "LATER DONE" }] },
+        },
+      ],
+    });
+    scope.world = w;
+    await w.startDaemon();
+    const session = await w.createSession({ allowedTools: [], permissionMode: "default" });
+    scope.browser = await openBrowser(viewport);
+    const { context, page } = scope.browser;
+    const recorded: Recorded[] = [];
+    await context.exposeFunction("recordNotification", (notification: Recorded) =>
+      recorded.push(notification),
+    );
+    await context.addInitScript(recordNotifications);
+    await context.addInitScript(hideOnRequest);
+    await context.grantPermissions(["notifications"], { origin: pageOrigin(w) });
+    await signInPage(page, w);
+
+    // Off by default, even with the browser's permission granted; the control turns them on.
+    const control = page.locator("#notifications");
+    await expect(control.textContent()).resolves.toBe("Notify me");
+    await expect(control.isVisible()).resolves.toBe(true);
+    await expect(tooWide(page)).resolves.toEqual([]);
+    await expect(control.getAttribute("aria-pressed")).resolves.toBe("false");
+    await control.click();
+    await expect.poll(() => control.textContent()).toBe("Notifications on");
+
+    // Hidden, a turn asks for an approval: one notification, tagged with the request.
+    await hide(page);
+    const first = await w.send(session.id, "[approve] touch a file");
+    await waitUntil(() => recorded.length > 0, 90_000, "a notification");
+    const [request] = (
+      await w.client.request<{ requests: PermissionRequest[] }>("GET", "/v1/permission-requests")
+    ).requests;
+    expect(recorded).toEqual([
       {
-        match: { lastUserTextIncludes: "[later]" },
-        repeat: true,
-        response: { events: [{ type: "text", text: "LATER DONE" }] },
+        title: "Floot: approval needed",
+        body: "Approve Bash: touch approved.txt",
+        tag: `approval:${request!.id}`,
       },
-    ],
-  });
-  scope.world = w;
-  await w.startDaemon();
-  const session = await w.createSession({ allowedTools: [], permissionMode: "default" });
-  scope.browser = await openBrowser();
-  const { context, page } = scope.browser;
-  const recorded: Recorded[] = [];
-  await context.exposeFunction("recordNotification", (notification: Recorded) => recorded.push(notification));
-  await context.addInitScript(recordNotifications);
-  await context.addInitScript(hideOnRequest);
-  await context.grantPermissions(["notifications"], { origin: pageOrigin(w) });
-  await signInPage(page, w);
+    ]);
+    const row = page.locator(`#inbox [data-session-id="${session.id}"]`);
+    await row.waitFor();
+    await expect(tooWide(page)).resolves.toEqual([]);
 
-  // Off by default, even with the browser's permission granted; the control turns them on.
-  const control = page.locator("#notifications");
-  await expect(control.textContent()).resolves.toBe("Notify me");
-  await expect(control.getAttribute("aria-pressed")).resolves.toBe("false");
-  await control.click();
-  await expect.poll(() => control.textContent()).toBe("Notifications on");
+    // A reload (still hidden, notifications still on): the page shows the request and hears the session
+    // change again (a turn queued behind it), and raises nothing.
+    await page.reload();
+    await row.waitFor({ timeout: 30_000 });
+    await expect(control.textContent()).resolves.toBe("Notifications on");
+    const later = await w.send(session.id, "[later] and then this");
+    await row.getByText("+1 queued").waitFor({ timeout: 30_000 });
+    expect(recorded).toHaveLength(1);
 
-  // Hidden, a turn asks for an approval: one notification, tagged with the request.
-  await hide(page);
-  const first = await w.send(session.id, "[approve] touch a file");
-  await waitUntil(() => recorded.length > 0, 90_000, "a notification");
-  const [request] = (
-    await w.client.request<{ requests: PermissionRequest[] }>("GET", "/v1/permission-requests")
-  ).requests;
-  expect(recorded).toEqual([
-    {
-      title: "Floot: approval needed",
-      body: "Approve Bash: touch approved.txt",
-      tag: `approval:${request!.id}`,
-    },
-  ]);
-  const row = page.locator(`#inbox [data-session-id="${session.id}"]`);
-  await row.waitFor();
+    // A daemon restart: the asking turn runs on under its keeper and its request stays pending; the
+    // page reconnects and raises nothing for it. Allowed then, both turns end: one notification each.
+    await w.killDaemon();
+    await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
+    await w.startDaemon();
+    await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
+    await row.waitFor();
+    expect(recorded).toHaveLength(1);
+    expect((await w.floot("approval", "allow", request!.id)).code).toBe(0);
+    expect((await w.waitForEnd(first.id, 90_000)).phase).toBe("completed");
+    expect((await w.waitForEnd(later.id, 90_000)).phase).toBe("completed");
+    await waitUntil(() => recorded.length >= 3, 30_000, "both turns' ends notified");
+    expect(recorded).toEqual([
+      {
+        title: "Floot: approval needed",
+        body: "Approve Bash: touch approved.txt",
+        tag: `approval:${request!.id}`,
+      },
+      {
+        title: "Floot: a turn ended",
+        body: "Turn 1 completed: [approve] touch a file",
+        tag: `turn:${first.id}`,
+      },
+      {
+        title: "Floot: a turn ended",
+        body: "Turn 2 completed: [later] and then this",
+        tag: `turn:${later.id}`,
+      },
+    ]);
 
-  // A reload (still hidden, notifications still on): the page shows the request and hears the session
-  // change again (a turn queued behind it), and raises nothing.
-  await page.reload();
-  await row.waitFor({ timeout: 30_000 });
-  await expect(control.textContent()).resolves.toBe("Notifications on");
-  const later = await w.send(session.id, "[later] and then this");
-  await row.getByText("+1 queued").waitFor({ timeout: 30_000 });
-  expect(recorded).toHaveLength(1);
-
-  // A daemon restart: the asking turn runs on under its keeper and its request stays pending; the
-  // page reconnects and raises nothing for it. Allowed then, both turns end: one notification each.
-  await w.killDaemon();
-  await page.locator('body[data-connection="offline"]').waitFor({ timeout: 15_000 });
-  await w.startDaemon();
-  await page.locator('body[data-connection="online"]').waitFor({ timeout: 30_000 });
-  await row.waitFor();
-  expect(recorded).toHaveLength(1);
-  expect((await w.floot("approval", "allow", request!.id)).code).toBe(0);
-  expect((await w.waitForEnd(first.id, 90_000)).phase).toBe("completed");
-  expect((await w.waitForEnd(later.id, 90_000)).phase).toBe("completed");
-  await waitUntil(() => recorded.length >= 3, 30_000, "both turns' ends notified");
-  expect(recorded).toEqual([
-    {
-      title: "Floot: approval needed",
-      body: "Approve Bash: touch approved.txt",
-      tag: `approval:${request!.id}`,
-    },
-    {
-      title: "Floot: a turn ended",
-      body: "Turn 1 completed: [approve] touch a file",
-      tag: `turn:${first.id}`,
-    },
-    {
-      title: "Floot: a turn ended",
-      body: "Turn 2 completed: [later] and then this",
-      tag: `turn:${later.id}`,
-    },
-  ]);
-
-  // Visible again: a turn that ends is shown by the page itself, not notified. Then turned off. (No
-  // longer waiting, the session is in the list below the inbox.)
-  const ended = (seq: number) =>
-    page
-      .locator(`.session-row[data-session-id="${session.id}"] .session-turn`)
-      .filter({ has: page.locator(".phase-completed") })
-      .filter({ hasText: `#${seq} ` });
-  await page.evaluate(() => sessionStorage.removeItem("test-page-hidden"));
-  const visible = await w.send(session.id, "[later] while you look");
-  expect((await w.waitForEnd(visible.id, 90_000)).phase).toBe("completed");
-  await ended(3).waitFor({ timeout: 30_000 });
-  await control.click();
-  await expect.poll(() => control.textContent()).toBe("Notify me");
-  await hide(page);
-  const off = await w.send(session.id, "[later] with notifications off");
-  expect((await w.waitForEnd(off.id, 90_000)).phase).toBe("completed");
-  await ended(4).waitFor({ timeout: 30_000 });
-  expect(recorded).toHaveLength(3);
-}, 300_000);
+    // Visible again: a turn that ends is shown by the page itself, not notified. Then turned off. (No
+    // longer waiting, the session is in the list below the inbox.)
+    const ended = (seq: number) =>
+      page
+        .locator(`.session-row[data-session-id="${session.id}"] .session-turn`)
+        .filter({ has: page.locator(".phase-completed") })
+        .filter({ hasText: `#${seq} ` });
+    await page.evaluate(() => sessionStorage.removeItem("test-page-hidden"));
+    const visible = await w.send(session.id, "[later] while you look");
+    expect((await w.waitForEnd(visible.id, 90_000)).phase).toBe("completed");
+    await ended(3).waitFor({ timeout: 30_000 });
+    await control.click();
+    await expect.poll(() => control.textContent()).toBe("Notify me");
+    await hide(page);
+    const off = await w.send(session.id, "[later] with notifications off");
+    expect((await w.waitForEnd(off.id, 90_000)).phase).toBe("completed");
+    await ended(4).waitFor({ timeout: 30_000 });
+    expect(recorded).toHaveLength(3);
+  },
+  300_000,
+);

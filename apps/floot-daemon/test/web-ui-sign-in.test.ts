@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Page } from "playwright-core";
 import { expect, test } from "vitest";
-import { browserTestScope, openBrowser, pageOrigin, signInLink } from "./browser.js";
+import { browserTestScope, openBrowser, pageOrigin, signInLink, tooWide } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
 
 // Issue 32, tabs and sign-in, in Debian's Chromium against the built daemon: a link opened in a tab
@@ -115,4 +115,28 @@ test("a link signs in an open signed-out tab without a reload; a new tab is sign
   await third.goto(await signInLink(w));
   await third.getByRole("heading", { name: "Sessions" }).waitFor();
   await third.locator('body[data-connection="online"]').waitFor();
+
+  // The same on a 390×844 phone, each page inside the screen: signed out, signed in by a link, a new
+  // tab signed in by the open one, the used link said so.
+  await scope.browser.close();
+  scope.browser = await openBrowser({ width: 390, height: 844, mobile: true });
+  const phone = scope.browser;
+  await phone.page.goto(`${origin}/`);
+  expect(await signedOutPage(phone.page)).toMatchObject({ reason: "no_sign_in", forms: 0 });
+  await expect(tooWide(phone.page)).resolves.toEqual([]);
+  const phoneLink = await signInLink(w);
+  await phone.page.goto(phoneLink);
+  await phone.page.getByRole("heading", { name: "Sessions" }).waitFor();
+  await expect(tooWide(phone.page)).resolves.toEqual([]);
+  const phoneTab = await phone.context.newPage();
+  await phoneTab.goto(`${origin}/#/s/${session.id}`);
+  await phoneTab.locator(".session-head h1 code").waitFor();
+  await phoneTab.locator('body[data-connection="online"]').waitFor();
+  await expect(tooWide(phoneTab)).resolves.toEqual([]);
+  const phoneLast = await phone.context.newPage();
+  await phone.page.close();
+  await phoneTab.close();
+  await phoneLast.goto(phoneLink);
+  expect(await signedOutPage(phoneLast)).toMatchObject({ reason: "sign_in_link_used", forms: 0 });
+  await expect(tooWide(phoneLast)).resolves.toEqual([]);
 }, 300_000);

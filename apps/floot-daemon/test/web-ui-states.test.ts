@@ -164,6 +164,15 @@ test("an Edit that failed says it was not applied, its diff marked so", async ()
   expect(readFileSync(join(session.workspace, "notes.txt"), "utf8")).toBe("alpha\nbeta\n");
   await edit.scrollIntoViewIfNeeded();
   await screenshot(page, "edit-not-applied");
+
+  // On a 390×844 phone: still said, and the diff scrolls inside its card, not the page.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await edit.locator("summary .chip").waitFor({ timeout: 60_000 });
+  await expect(edit.locator("summary .chip").textContent()).resolves.toBe("not applied");
+  await edit.scrollIntoViewIfNeeded();
+  await expect(edit.locator("summary .chip").isVisible()).resolves.toBe(true);
+  await expect(tooWide(page)).resolves.toEqual([]);
 }, 300_000);
 
 test("a turn that failed shows its error once, live and after a reload", async () => {
@@ -196,4 +205,11 @@ test("a turn that failed shows its error once, live and after a reload", async (
   await expect(page.locator(`[data-turn-id="${turn.id}"] .turn-outcome`).textContent()).resolves.toContain(
     turn.error!.message,
   );
+
+  // On a 390×844 phone: once, and its long PATH inside the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await page.locator('.turn[data-phase="failed"]').waitFor({ timeout: 60_000 });
+  await expect.poll(shownErrors, { timeout: 10_000 }).toBe(1);
+  await expect(tooWide(page)).resolves.toEqual([]);
 }, 300_000);

@@ -4,10 +4,12 @@ import { toolTurnScript } from "@bridgeworks/model-double";
 import { expect, test } from "vitest";
 import {
   browserTestScope,
+  openBrowser,
   openSessionPage,
   openSignedIn,
   saveScreenshot,
   sendFromPage,
+  signInPage,
   tooWide,
 } from "./browser.js";
 import { FlootWorld } from "./daemon-harness.js";
@@ -80,4 +82,31 @@ test("at a turn's end the page lists the files it changed with their +/− count
   await page.locator('.turn[data-phase="completed"] .turn-changes li').first().waitFor({ timeout: 60_000 });
   await expect.poll(listed, { timeout: 30_000 }).toEqual(["notes.txt +1 −1", "plan.md +4 −0"]);
   await expect(tooWide(page)).resolves.toEqual([]);
+
+  // On a 390×844 phone: the same list and totals, inside the screen.
+  await scope.browser.close();
+  scope.browser = await openBrowser({ width: 390, height: 844, mobile: true });
+  const phone = scope.browser.page;
+  await signInPage(phone, w);
+  await openSessionPage(phone, w, session.id);
+  const phoneTurn = phone.locator('.turn[data-phase="completed"]');
+  await phoneTurn.locator(".turn-changes li").first().waitFor({ timeout: 60_000 });
+  await expect
+    .poll(() => phoneTurn.locator(".turn-changes li").allTextContents(), { timeout: 30_000 })
+    .toEqual(["notes.txt +1 −1", "plan.md +4 −0"]);
+  await expect
+    .poll(() => phone.locator(".session-totals").textContent(), { timeout: 30_000 })
+    .toBe(`Session total (1 turn): ${usage}`);
+  await expect(tooWide(phone)).resolves.toEqual([]);
+  for (const part of [phoneTurn.locator(".turn-changes"), phone.locator(".session-totals")]) {
+    await part.scrollIntoViewIfNeeded();
+    const box = (await part.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+  }
+  await phoneTurn.locator(".turn-changes").evaluate((element) => element.scrollIntoView({ block: "center" }));
+  await saveScreenshot(phone, "turn-changes-phone", {
+    from: phoneTurn.locator(".turn-changes"),
+    to: phone.locator(".session-totals"),
+  });
 }, 420_000);
