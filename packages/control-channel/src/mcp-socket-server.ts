@@ -123,6 +123,8 @@ export interface McpSocketServer<Context> {
   connectionCounts(): { open: number; idle: number };
   /** Ends the connections authorized with `context` (e.g. a cancelled turn); returns how many. */
   closeConnectionsOf(context: Context): number;
+  /** The MCP connections authorized with `context` and open (not the request channel's). */
+  mcpConnectionsOf(context: Context): number;
   /**
    * Stops listening, removes the socket file and destroys every connection at once: each MCP server's
    * in-flight handlers are aborted and each shim exits, so the CLI sees its call fail. Idempotent.
@@ -186,6 +188,8 @@ export async function startMcpSocketServer<Context>(
   interface Connection {
     socket: Socket;
     context?: Context;
+    /** Authorized for MCP (not the request channel). */
+    mcp?: boolean;
     server?: McpServerLike;
   }
   const connections = new Set<Connection>();
@@ -292,6 +296,7 @@ export async function startMcpSocketServer<Context>(
       return;
     }
     connection.context = context;
+    connection.mcp = true;
     void (async () => {
       let server: McpServerLike;
       let transport: Transport;
@@ -355,6 +360,11 @@ export async function startMcpSocketServer<Context>(
         connection.socket.destroy();
         count += 1;
       }
+      return count;
+    },
+    mcpConnectionsOf(context) {
+      let count = 0;
+      for (const connection of connections) if (connection.mcp && connection.context === context) count += 1;
       return count;
     },
     close() {

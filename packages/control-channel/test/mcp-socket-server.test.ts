@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, readdir, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { withTimeout } from "@bridgeworks/test-harness";
+import { waitUntil, withTimeout } from "@bridgeworks/test-harness";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { afterEach, describe, expect, test } from "vitest";
@@ -252,7 +252,7 @@ describe("startMcpSocketServer", () => {
     await server.close(); // idempotent
   });
 
-  test("closeConnectionsOf(context) ends only that turn's connections", async () => {
+  test("closeConnectionsOf(context) ends only that turn's connections; mcpConnectionsOf counts them", async () => {
     const { server, tokens } = await startServer({ dir: join(await tempDir(), "g1"), generation: 1 });
     const turnA = { turnId: "turn-a" };
     const turnB = { turnId: "turn-b" };
@@ -263,9 +263,13 @@ describe("startMcpSocketServer", () => {
       clientA.onclose = () => resolve();
     });
     await clientA.listTools();
+    expect(server.mcpConnectionsOf(turnA)).toBe(1);
+    expect(server.mcpConnectionsOf({ turnId: "turn-a" })).toBe(0);
 
     expect(server.closeConnectionsOf(turnA)).toBe(1);
     await withTimeout(closedA, 2_000, () => "turn A's client closed");
+    await waitUntil(() => server.mcpConnectionsOf(turnA) === 0, 2_000, "turn A's connection gone");
+    expect(server.mcpConnectionsOf(turnB)).toBe(1);
     expect(textOf(await clientB.callTool({ name: "echo", arguments: { text: "still" } }))).toBe(
       "echo(turn-b): still",
     );
