@@ -21,6 +21,7 @@ import {
   screenshot,
   sendFromPage,
   signInLink,
+  tooWide,
 } from "./browser.js";
 import { bundlePath, FlootWorld, filesContaining } from "./daemon-harness.js";
 
@@ -89,7 +90,9 @@ function rawRequest(
 
 describe("web UI", () => {
   test("1+6. the floot open link signs in once; the page's access token is bound to its origin, kept in no storage; the stored token opens nothing; no cookie exists", async () => {
-    const w = await setUp({ steps: [textReply("[first]", "FIRST REPLY")] });
+    const w = await setUp({
+      steps: [textReply("[first]", "FIRST REPLY"), textReply("[phone]", "PHONE REPLY")],
+    });
     const base = baseOf(w);
     const port = w.daemon!.file.port;
     // The page itself holds no secret; without a token the API refuses.
@@ -230,6 +233,21 @@ describe("web UI", () => {
     expect(fromForm).toBeDefined();
     expect((await w.turns(fromForm!.id)).map((turn) => turn.input.prompt)).toEqual(["[first] say hello"]);
     expect(page.url()).toMatch(/#\/s\//);
+
+    // The same form on a 390×844 phone: first on the page, inside the screen, its button on screen
+    // once the prompt is typed; the session it makes shows its reply.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base}/#/`);
+    await page.getByLabel("First prompt").fill("[phone] say hello");
+    const create = page.getByRole("button", { name: "Create session" });
+    await create.scrollIntoViewIfNeeded();
+    const box = (await create.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    expect(box.y + box.height).toBeLessThanOrEqual(844);
+    await expect(tooWide(page)).resolves.toEqual([]);
+    await create.click();
+    await page.getByText("PHONE REPLY").waitFor({ timeout: 90_000 });
+    await expect(tooWide(page)).resolves.toEqual([]);
   });
 
   test("2+3. a prompt streams in as the double emits it; a reload mid-turn replays the same events once, then the tail", async () => {
