@@ -130,3 +130,28 @@ test("a turn ended waiting on a decision (a call may have run) is a decision, no
     ]);
   });
 });
+
+test("what a start's recovery ended is announced once it is up (announceEnded), to those listening then", () => {
+  withJournal((j) => {
+    const decided = runningTurn(j, "build it");
+    j.turns.transition(decided.id, {
+      phase: "interrupted",
+      error: mayHaveRunError([{ toolName: "Bash", inputPreview: '{"command":"make install"}' }]),
+    });
+    const interrupted = runningTurn(j, "write the docs");
+    j.turns.transition(interrupted.id, { phase: "interrupted" });
+    const stillRunning = runningTurn(j, "keep going");
+
+    // Committed before anyone listened (the start's recovery): nothing heard until announced.
+    const moments = new Moments(j, silentLogger);
+    const heard: FlootMoment[] = [];
+    const stop = moments.subscribe((moment) => heard.push(moment));
+    expect(heard).toEqual([]);
+    moments.announceEnded([decided.id, interrupted.id, stillRunning.id, "no-such-turn"]);
+    stop();
+    expect(heard.map(({ kind, turn, outcome }) => ({ kind, turn, outcome }))).toEqual([
+      { kind: "decision", turn: decided.id, outcome: "interrupted" },
+      { kind: "turn_ended", turn: interrupted.id, outcome: "interrupted" },
+    ]);
+  });
+});

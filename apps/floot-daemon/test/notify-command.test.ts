@@ -149,6 +149,42 @@ test("the command reads exactly one JSON line per moment: approval, secret, each
   expect(readFileSync(out, "utf8")).not.toContain("a-long-enough-token");
 }, 300_000);
 
+test("a turn the start's recovery ended (its CLI gone with the keeper) is one line once the daemon is up, and not again at the next start", async () => {
+  scratch = mkdtempSync(join(tmpdir(), "floot-notify-"));
+  const out = join(scratch, "moments.jsonl");
+  const record = script("record.sh", 'cat >> "$1"');
+  world = await FlootWorld.create("claude", {
+    steps: [
+      {
+        match: { lastUserTextIncludes: "[long]" },
+        response: { events: [{ type: "text", text: "Working on it" }, { type: "stall" }] },
+      },
+    ],
+  });
+  const w = world;
+  const notify = ["--notify-command", `${record} ${out}`];
+  await w.startDaemon({}, {}, notify);
+  const session = await w.createSession();
+  const turn = await w.send(session.id, "[long] keep going");
+  await w.waitForTurn(turn.id, (t) => t.effects.includes("assistant_text"), "text journaled", 90_000);
+  // A reboot: the keeper and its CLI gone with the daemon; the next start's recovery ends the turn.
+  await w.killDaemonAndKeeper();
+  const { port } = (await w.startDaemon({}, {}, notify)).file;
+  expect((await w.waitForEnd(turn.id, 90_000)).phase).toBe("interrupted");
+  const [ended] = await waitForLines(out, 1, "the interrupted turn");
+  expect(FlootMoment.parse(JSON.parse(ended!))).toMatchObject({
+    kind: "turn_ended",
+    session: session.id,
+    turn: turn.id,
+    outcome: "interrupted",
+    url: `http://127.0.0.1:${port}/#/s/${session.id}`,
+  });
+  await w.stopDaemon();
+  await w.startDaemon({}, {}, notify);
+  await w.stopDaemon();
+  expect(lines(out)).toHaveLength(1);
+}, 300_000);
+
 /** A command's body that hangs, with a child in its group, after recording both pids in `$1`. */
 const hangs = `sleep 600 & echo $! >> "$1"; echo $$ >> "$1"; wait`;
 

@@ -267,7 +267,7 @@ async function startLocked(
   const running = coordinator;
   cleanups.push(() => running.shutdown());
 
-  // Heard from here on: what recovery did is not announced.
+  // Heard from here on; what recovery ended is announced once the daemon is up.
   const moments = new Moments(journal, logger);
   const notify = startNotifyCommand(moments, settings, { spawner, cwd: stateDir, env, logger });
   cleanups.push(() => moments.close(), notify);
@@ -329,6 +329,11 @@ async function startLocked(
     lock: lock.path,
   });
   spawner.start();
+  moments.announceEnded(
+    recovery.outcomes
+      .filter(({ decision }) => decision.action === "ask" || decision.action === "interrupt")
+      .map(({ turn }) => turn.id),
+  );
 
   let stopped: Promise<void> | undefined;
   return {

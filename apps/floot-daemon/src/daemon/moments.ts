@@ -18,8 +18,9 @@ export interface MomentSource {
  * The moments a person may want to hear of, from the journal's own events as they commit: a
  * `permission.requested` (an approval), a `secret.requested`, a `terminal` (a turn ended; not one a
  * replay carries on; a `decision` when it ended waiting on one, `may_have_run`). Each is heard once,
- * live: nothing committed before a listener subscribed, so a restart announces no request again, and
- * the turns its recovery ended are not announced.
+ * live: nothing committed before a listener subscribed, so a restart announces no request again. What
+ * the start's own recovery ended (a turn interrupted, or waiting on a decision) is announced once to
+ * the listeners there are once the daemon is up (`announceEnded`).
  */
 export class Moments implements MomentSource {
   readonly #journal: Pick<TurnJournal, "events" | "turns">;
@@ -50,6 +51,15 @@ export class Moments implements MomentSource {
       this.#unsubscribe?.();
       this.#unsubscribe = undefined;
     };
+  }
+
+  /** Announces the end each of `turnIds` was given (its terminal event), as if it were heard now. */
+  announceEnded(turnIds: readonly string[]): void {
+    for (const turnId of turnIds) {
+      const turn = this.#journal.turns.getTurn(turnId);
+      if (turn === undefined || turn.eventCount === 0) continue;
+      this.#hear(turnId, this.#journal.events.readEvents(turnId, turn.eventCount - 1, 1));
+    }
   }
 
   close(): void {
