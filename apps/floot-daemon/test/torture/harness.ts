@@ -211,6 +211,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureSummar
           ms: record.ms,
           steps: record.steps,
           ...(record.keeper && { keeper: record.keeper }),
+          ...(record.daemonLogs && { daemonLogs: record.daemonLogs }),
         }),
       );
     }
